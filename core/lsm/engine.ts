@@ -1,0 +1,857 @@
+/**
+ * The embedded LSM engine: one directory, one WAL, one manifest, many tables split into
+ * regions (leveldb's db_impl crossed with an HBase region server).
+ *
+ * Write path: validate, wait if memstores are over budget, take row locks only when a
+ * read-modify-write holds one, assign sequence numbers, encode the batch once (it is the
+ * WAL record and the memstore entries are views into it), apply to the regions'
+ * memstores, append to the WAL (group commit), and resolve once the WAL acknowledged it
+ * and the read point (seq-tracker.ts) covers it.
+ *
+ * Background work: flushes (memstore -> SST) and compactions (SSTs -> SST) run on the job
+ * runner (a worker thread with the real file system) and are installed here, in one
+ * synchronous step each, followed by a manifest write. Obsolete SSTs are deleted once no
+ * manifest and no reader refers to them; WAL files once every region flushed past them.
+ *
+ * Recovery: read the manifest, delete files it does not know, replay every WAL file,
+ * skipping entries a region already flushed, and start a new WAL.
+ *
+ * Concurrency: single-threaded; state changes happen between awaits. Reads (read-path.ts)
+ * pin the files they use.
+ */
+import type { FamilySpec, RowMutation, TableSpec, WriteOptions } from '../api/store.js';
+import { StoreError, ioError } from '../api/errors.js';
+import { compareBytes } from '../api/bytes.js';
+import type { FileSystem } from '../fs/fs.js';
+import { joinPath } from '../fs/fs.js';
+import type { FileLock } from '../fs/fs.js';
+import { LruCache } from '../cache/lru-cache.js';
+import { WalWriter } from '../wal/wal-writer.js';
+import { readWal } from '../wal/wal-reader.js';
+import type { FileMeta } from './file-meta.js';
+import { LOCK_NAME, parseName, sstName, walName } from './filenames.js';
+import { KeyKind, kindOf, rowOf, seqOf, timestampOf } from './internal-key.js';
+import type { JobRunner } from './job-runner.js';
+import { InlineJobRunner, WorkerJobRunner } from './job-runner.js';
+import type { CompactionJob, FlushJob } from './jobs.js';
+import type { ManifestState, RegionMeta, TableMeta } from './manifest.js';
+import { emptyManifest, readManifest, writeManifest } from './manifest.js';
+import { Memstore } from './memstore.js';
+import type { EngineOptions, ResolvedEngineOptions } from './options.js';
+import { DEFAULT_ENGINE_OPTIONS } from './options.js';
+import { Region, TableState } from './region.js';
+import { RowLocks } from './row-locks.js';
+import { SeqTracker } from './seq-tracker.js';
+import type { SstSettings } from './sst-options.js';
+import { decodeBatch, encodeBatch } from './write-batch.js';
+import { pickMinor, tombstoneHeavy, DEFAULT_RATIO } from './compaction-picker.js';
+import { ReaderPool } from './reader-pool.js';
+import { ByteWriter } from '../util/coding.js';
+import { pickSplitKey } from './split.js';
+
+interface WalFileInfo {
+  readonly number: number;
+  maxSeq: number;
+}
+
+export interface EngineCounters {
+  flushesDone: number;
+  compactionsDone: number;
+  majorCompactionsDone: number;
+  splitsDone: number;
+  flushesInProgress: number;
+  compactionsInProgress: number;
+  stalledWriters: number;
+  recoveryDroppedBytes: number;
+  backgroundErrors: number;
+  lastBackgroundError: string | undefined;
+}
+
+export class Engine {
+  readonly opts: ResolvedEngineOptions;
+  readonly fs: FileSystem;
+  readonly dir: string;
+  readonly clock: () => number;
+  readonly tables = new Map<string, TableState>();
+  readonly tablesById = new Map<number, TableState>();
+  readonly readers: ReaderPool;
+  readonly blockCache: LruCache<unknown>;
+  readonly locks = new RowLocks();
+  readonly counters: EngineCounters = {
+    flushesDone: 0, compactionsDone: 0, majorCompactionsDone: 0, splitsDone: 0,
+    flushesInProgress: 0, compactionsInProgress: 0, stalledWriters: 0,
+    recoveryDroppedBytes: 0, backgroundErrors: 0, lastBackgroundError: undefined,
+  };
+  seqs!: SeqTracker;
+  /** Last sequence number assigned. */
+  lastSeq = 0;
+
+  private lock: FileLock | undefined;
+  private wal!: WalWriter;
+  private walFiles: WalFileInfo[] = [];
+  private walRotating: Promise<void> | undefined;
+  private runner!: JobRunner;
+  private nextFileNumber = 1;
+  private nextTableId = 1;
+  private nextRegionId = 1;
+  /** File metadata of every file some region uses. */
+  private readonly files = new Map<number, FileMeta>();
+  /** Files no region uses any more, deleted once unpinned and out of the manifest. */
+  private readonly obsolete = new Set<number>();
+  /** Outputs of running jobs (never deleted as strays). */
+  private readonly pendingOutputs = new Set<number>();
+  /** Reader pins per file number. */
+  private readonly pins = new Map<number, number>();
+  private manifestChain: Promise<void> = Promise.resolve();
+  private manifestQueued: Promise<void> | undefined;
+  private stallWaiters: (() => void)[] = [];
+  private fatal: StoreError | undefined;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+  private maintenanceTimer: ReturnType<typeof setInterval> | undefined;
+  private readonly background = new Set<Promise<unknown>>();
+
+  private constructor(opts: ResolvedEngineOptions) {
+    this.opts = opts;
+    this.fs = opts.fs;
+    this.dir = opts.dir;
+    this.clock = opts.clock;
+    this.blockCache = new LruCache<unknown>(opts.blockCacheBytes);
+    this.readers = new ReaderPool(this.fs, this.dir, opts.maxOpenFiles, this.blockCache as LruCache<never>, opts.verifyChecksums);
+  }
+
+  static async open(options: EngineOptions, defaultFs: () => Promise<FileSystem>): Promise<Engine> {
+    const fs = options.fs ?? (await defaultFs());
+    const stall = options.memstoreStallBytes ?? 2 * (options.memstoreTotalBytes ?? DEFAULT_ENGINE_OPTIONS.memstoreTotalBytes);
+    const resolved: ResolvedEngineOptions = {
+      ...DEFAULT_ENGINE_OPTIONS,
+      backgroundThreads: options.fs === undefined ? 1 : 0,
+      memstoreStallBytes: stall,
+      ...stripUndefined(options),
+      fs,
+      clock: options.clock ?? Date.now,
+    } as ResolvedEngineOptions;
+    const e = new Engine(resolved);
+    await e.recover();
+    return e;
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Open and recovery
+
+  private async recover(): Promise<void> {
+    const { fs, dir } = this;
+    try {
+      await fs.mkdir(dir);
+    } catch (err) {
+      throw ioError(`store ${dir}: create directory`, err);
+    }
+    try {
+      this.lock = await fs.lock(joinPath(dir, LOCK_NAME));
+    } catch (err) {
+      throw new StoreError('STORE_UNAVAILABLE', `store ${dir} is locked by another process: ${(err as Error).message}`, { cause: err });
+    }
+    try {
+      await this.recoverLocked();
+    } catch (err) {
+      await this.lock.release().catch(() => undefined);
+      throw err;
+    }
+  }
+
+  private async recoverLocked(): Promise<void> {
+    const { fs, dir } = this;
+    const state = (await readManifest(fs, dir)) ?? emptyManifest();
+    this.nextFileNumber = state.nextFileNumber;
+    this.nextTableId = state.nextTableId;
+    this.nextRegionId = state.nextRegionId;
+    let lastSeq = state.lastSeq;
+    for (const f of state.files) {
+      this.files.set(f.number, f);
+      if (f.maxSeq > lastSeq) lastSeq = f.maxSeq;
+    }
+    const now = this.clock();
+    for (const t of state.tables) {
+      const ts = new TableState(t.id, { name: t.name, families: t.families });
+      this.tables.set(t.name, ts);
+      this.tablesById.set(t.id, ts);
+    }
+    for (const r of state.regions) {
+      const t = this.tablesById.get(r.tableId);
+      if (t === undefined) throw new StoreError('STORE_CORRUPTION', `manifest ${dir}: region ${r.id} names unknown table ${r.tableId}`);
+      const files = r.files.map((n) => {
+        const f = this.files.get(n);
+        if (f === undefined) throw new StoreError('STORE_CORRUPTION', `manifest ${dir}: region ${r.id} names unknown file ${n}`);
+        return f;
+      });
+      t.regions.push(new Region(r.id, t, r.start, r.end, files, r.flushedSeq, now));
+    }
+    for (const t of this.tables.values()) t.regions.sort((a, b) => compareBytes(a.start, b.start));
+
+    // Check the files the manifest names; remove strays (crashed flushes/compactions).
+    let names: string[];
+    try {
+      names = await fs.list(dir);
+    } catch (err) {
+      throw ioError(`store ${dir}: list`, err);
+    }
+    const present = new Set(names);
+    for (const n of this.files.keys()) {
+      if (!present.has(sstName(n))) {
+        throw new StoreError('STORE_CORRUPTION', `store ${dir}: file ${sstName(n)} named by the manifest is missing`);
+      }
+    }
+    const wals: number[] = [];
+    for (const name of names) {
+      const p = parseName(name);
+      if (p.type === 'tmp') await fs.remove(joinPath(dir, name));
+      else if (p.type === 'sst' && !this.files.has(p.number)) await fs.remove(joinPath(dir, name));
+      else if (p.type === 'wal') wals.push(p.number);
+    }
+    wals.sort((a, b) => a - b);
+
+    // Replay the WAL.
+    for (const n of wals) {
+      const path = joinPath(dir, walName(n));
+      const res = await readWal(fs, path, {
+        onCorruption: (info) => {
+          this.counters.recoveryDroppedBytes += info.bytes;
+          if (this.opts.paranoidChecks) {
+            throw new StoreError('STORE_CORRUPTION', `wal ${info.path}: offset ${info.offset}: ${info.reason} (${info.bytes} bytes dropped)`);
+          }
+        },
+      });
+      let maxSeq = 0;
+      for (const rec of res.records) {
+        const b = decodeBatch(rec, `wal ${path}`);
+        const t = this.tablesById.get(b.tableId);
+        for (let i = 0; i < b.keys.length; i++) {
+          const k = b.keys[i]!;
+          const seq = seqOf(k);
+          if (seq > maxSeq) maxSeq = seq;
+          if (t === undefined || t.dropped) continue;
+          const region = t.regionFor(rowOf(k));
+          if (seq <= region.flushedSeq) continue;
+          region.active.add(k, b.values[i]!, seq, timestampOf(k), kindOf(k) !== KeyKind.Put);
+        }
+      }
+      if (maxSeq > lastSeq) lastSeq = maxSeq;
+      this.walFiles.push({ number: n, maxSeq });
+    }
+    this.lastSeq = lastSeq;
+    this.seqs = new SeqTracker(lastSeq);
+
+    const walNumber = this.nextFileNumber++;
+    this.wal = await WalWriter.open(fs, joinPath(dir, walName(walNumber)), walNumber, { bufferedWindowMs: this.opts.bufferedWindowMs });
+    this.walFiles.push({ number: walNumber, maxSeq: 0 });
+    await this.saveManifest();
+    await this.deleteObsoleteWals();
+
+    this.runner = this.opts.backgroundThreads > 0 ? new WorkerJobRunner(this.opts.backgroundThreads) : new InlineJobRunner(fs);
+    if (this.opts.maintenanceIntervalMs > 0) {
+      this.maintenanceTimer = setInterval(() => this.maintenance(), this.opts.maintenanceIntervalMs);
+      this.maintenanceTimer.unref();
+    }
+    for (const t of this.tables.values()) for (const r of t.regions) this.maybeFlush(r);
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Tables
+
+  checkOpen(): void {
+    if (this.closed) throw new StoreError('STORE_CLOSED', `store ${this.dir} is closed`);
+  }
+
+  async createTable(spec: TableSpec): Promise<TableState> {
+    this.checkOpen();
+    const id = this.nextTableId++;
+    const families: FamilySpec[] = spec.families.map((f) => ({
+      name: f.name,
+      ...(f.maxVersions !== undefined ? { maxVersions: f.maxVersions } : {}),
+      ...(f.ttlMs !== undefined ? { ttlMs: f.ttlMs } : {}),
+    }));
+    const t = new TableState(id, { name: spec.name, families });
+    const splits = [...(spec.splitPoints ?? [])].map((s) => s.slice()).sort(compareBytes);
+    const bounds = [new Uint8Array(0), ...splits, new Uint8Array(0)];
+    const now = this.clock();
+    for (let i = 0; i + 1 < bounds.length; i++) {
+      t.regions.push(new Region(this.nextRegionId++, t, bounds[i]!, bounds[i + 1]!, [], this.lastSeq, now));
+    }
+    this.tables.set(spec.name, t);
+    this.tablesById.set(id, t);
+    await this.saveManifest();
+    return t;
+  }
+
+  async dropTable(name: string): Promise<void> {
+    this.checkOpen();
+    const t = this.tables.get(name);
+    if (t === undefined) throw new StoreError('STORE_TABLE_NOT_FOUND', `table ${name} does not exist`);
+    t.dropped = true;
+    this.tables.delete(name);
+    this.tablesById.delete(t.id);
+    for (const r of t.regions) this.retireRegion(r);
+    await this.saveManifest();
+  }
+
+  private retireRegion(r: Region): void {
+    r.retired = true;
+    for (const f of r.files) this.unrefFile(f.number);
+  }
+
+  /** Marks a file obsolete when no live region uses it any more. */
+  private unrefFile(n: number): void {
+    for (const t of this.tables.values()) {
+      for (const r of t.regions) {
+        if (r.retired) continue;
+        for (const f of r.files) if (f.number === n) return;
+      }
+    }
+    this.obsolete.add(n);
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Writes
+
+  /** REQUIRES: rows validated. Resolves when applied, acknowledged and visible. */
+  async write(t: TableState, rows: readonly RowMutation[], opts: WriteOptions | undefined, lockedRow?: Uint8Array): Promise<void> {
+    this.checkWritable();
+    if (rows.length === 0) return;
+    if (this.memstoreBytes() > this.opts.memstoreStallBytes) await this.stall();
+    if (this.locks.size > 0) {
+      const keys = lockedRow === undefined ? rows.map((r) => r.key) : rows.map((r) => r.key).filter((k) => compareBytes(k, lockedRow) !== 0);
+      await this.locks.waitUnlocked(t.id, keys);
+    }
+    this.checkWritable();
+    if (t.dropped) throw new StoreError('STORE_TABLE_NOT_FOUND', `table ${t.name} was dropped`);
+    const now = this.clock();
+    const batch = encodeBatch(t.id, rows, this.lastSeq + 1, now);
+    if (batch.count === 0) return;
+    this.lastSeq = batch.lastSeq;
+    const { keys, values, rowStart } = batch;
+    for (let r = 0; r < rows.length; r++) {
+      const region = t.regionFor(rows[r]!.key);
+      const from = rowStart[r]!;
+      const to = r + 1 < rows.length ? rowStart[r + 1]! : batch.count;
+      const mem = region.active;
+      for (let i = from; i < to; i++) {
+        const k = keys[i]!;
+        const kind = kindOf(k);
+        mem.add(k, values[i]!, batch.firstSeq + i, timestampOf(k), kind !== KeyKind.Put);
+      }
+      region.counters.cellsWritten += to - from;
+      region.counters.writeRequests++;
+      if (mem.sizeBytes >= this.opts.memstoreFlushBytes) this.maybeFlush(region);
+    }
+    const inflight = this.seqs.begin(batch.lastSeq);
+    const wal = this.wal;
+    const walInfo = this.walFiles[this.walFiles.length - 1]!;
+    if (batch.lastSeq > walInfo.maxSeq) walInfo.maxSeq = batch.lastSeq;
+    const acked = wal.append(batch.payload, (opts?.durability ?? 'sync') === 'sync');
+    if (this.memstoreBytes() > this.opts.memstoreTotalBytes) this.flushLargest();
+    if (wal.sizeBytes >= this.opts.walFileBytes) this.rotateWal();
+    try {
+      await acked;
+    } catch (err) {
+      this.fail(err);
+      throw err;
+    }
+    this.seqs.complete(inflight);
+    await this.seqs.waitVisible(batch.lastSeq);
+  }
+
+  private checkWritable(): void {
+    this.checkOpen();
+    if (this.fatal !== undefined) {
+      throw new StoreError(this.fatal.code, `store ${this.dir} stopped accepting writes after an earlier failure: ${this.fatal.message}`, { cause: this.fatal });
+    }
+  }
+
+  /** A WAL failure stops writes and flushes: memstores may hold unacknowledged entries. */
+  private fail(err: unknown): void {
+    if (this.fatal === undefined) {
+      this.fatal = err instanceof StoreError ? err : ioError(`store ${this.dir}`, err);
+    }
+    for (const w of this.stallWaiters.splice(0)) w();
+  }
+
+  memstoreBytes(): number {
+    let n = 0;
+    for (const t of this.tables.values()) for (const r of t.regions) n += r.memstoreBytes();
+    return n;
+  }
+
+  private stall(): Promise<void> {
+    this.counters.stalledWriters++;
+    this.flushLargest();
+    return new Promise<void>((resolve) => this.stallWaiters.push(resolve)).finally(() => {
+      this.counters.stalledWriters--;
+    });
+  }
+
+  private releaseStalled(): void {
+    if (this.stallWaiters.length === 0) return;
+    if (this.memstoreBytes() <= this.opts.memstoreStallBytes || this.fatal !== undefined || this.closed) {
+      for (const w of this.stallWaiters.splice(0)) w();
+    }
+  }
+
+  private rotateWal(): void {
+    if (this.walRotating !== undefined || this.fatal !== undefined) return;
+    const number = this.nextFileNumber++;
+    this.walRotating = (async () => {
+      try {
+        const next = await WalWriter.open(this.fs, joinPath(this.dir, walName(number)), number, { bufferedWindowMs: this.opts.bufferedWindowMs });
+        const old = this.wal;
+        this.wal = next;
+        this.walFiles.push({ number, maxSeq: 0 });
+        await old.close();
+        if (this.walFiles.length > this.opts.maxWalFiles) this.flushOldest();
+        await this.saveManifest();
+      } catch (err) {
+        this.noteBackgroundError(err);
+      } finally {
+        this.walRotating = undefined;
+      }
+    })();
+    this.track(this.walRotating);
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Flushes
+
+  private allRegions(): Region[] {
+    const out: Region[] = [];
+    for (const t of this.tables.values()) for (const r of t.regions) out.push(r);
+    return out;
+  }
+
+  private flushLargest(): void {
+    let best: Region | undefined;
+    for (const r of this.allRegions()) {
+      if (!r.active.empty && (best === undefined || r.active.sizeBytes > best.active.sizeBytes)) best = r;
+    }
+    if (best !== undefined) this.maybeFlush(best, true);
+  }
+
+  /** Flushes the region holding the oldest unflushed entry, so old WAL files can go. */
+  private flushOldest(): void {
+    let best: Region | undefined;
+    for (const r of this.allRegions()) {
+      if (r.active.empty) continue;
+      if (best === undefined || r.active.minSeq < best.active.minSeq) best = r;
+    }
+    if (best !== undefined) this.maybeFlush(best, true);
+  }
+
+  /** Switches the region's memstore and starts its flush loop when due (or `force`d). */
+  maybeFlush(r: Region, force = false): void {
+    if (this.fatal !== undefined || r.retired) return;
+    if (!r.active.empty && (force || r.active.sizeBytes >= this.opts.memstoreFlushBytes)) {
+      r.immutables.push(r.active);
+      r.active = new Memstore(undefined, this.clock());
+    }
+    if (r.immutables.length > 0 && !r.flushing) this.track(this.flushLoop(r));
+  }
+
+  private async flushLoop(r: Region): Promise<void> {
+    r.flushing = true;
+    this.counters.flushesInProgress++;
+    try {
+      while (r.immutables.length > 0 && this.fatal === undefined && !r.retired) {
+        const mem = r.immutables[0]!;
+        const number = this.nextFileNumber++;
+        this.pendingOutputs.add(number);
+        let meta: FileMeta | undefined;
+        try {
+          meta = await this.runner.run(this.flushJob(mem, number));
+          r.flushFailures = 0;
+        } catch (err) {
+          this.pendingOutputs.delete(number);
+          this.noteBackgroundError(err);
+          r.flushFailures++;
+          await sleep(Math.min(5000, 50 * 2 ** r.flushFailures));
+          if (this.closed) return;
+          continue;
+        }
+        // Install: one synchronous step.
+        if (meta !== undefined) {
+          this.files.set(meta.number, meta);
+          r.files.unshift(meta);
+        }
+        r.immutables.shift();
+        if (mem.maxSeq > r.flushedSeq) r.flushedSeq = mem.maxSeq;
+        this.counters.flushesDone++;
+        this.releaseStalled();
+        await this.saveManifest();
+        this.pendingOutputs.delete(number);
+        await this.deleteObsoleteWals();
+      }
+    } finally {
+      r.flushing = false;
+      this.counters.flushesInProgress--;
+      this.releaseStalled();
+    }
+    if (!r.retired && !this.closed) {
+      if (!this.maybeSplit(r)) this.maybeCompact(r);
+    }
+  }
+
+  private sstSettings(): SstSettings {
+    const o = this.opts;
+    return { blockSizeBytes: o.blockSizeBytes, restartInterval: o.restartInterval, compression: o.compression, bloomBitsPerKey: o.bloomBitsPerKey };
+  }
+
+  private flushJob(mem: Memstore, number: number): FlushJob {
+    const w = new ByteWriter(Math.max(1024, mem.sizeBytes));
+    mem.forEach((k, v) => {
+      w.uvarint(k.length).bytes(k).uvarint(v.length).bytes(v);
+    });
+    return { kind: 'flush', dir: this.dir, fileNumber: number, entries: w.finish(), count: mem.count, sst: this.sstSettings() };
+  }
+
+  /** Flushes every region of a table (or all) and waits for the files to be installed. */
+  async flushAll(t?: TableState): Promise<void> {
+    this.checkOpen();
+    const regions = t === undefined ? this.allRegions() : t.regions.slice();
+    for (const r of regions) this.maybeFlush(r, true);
+    for (;;) {
+      const busy = regions.filter((r) => !r.retired && (r.flushing || r.immutables.length > 0));
+      if (busy.length === 0) break;
+      if (this.fatal !== undefined) throw this.fatal;
+      await sleep(2);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Compactions
+
+  maybeCompact(r: Region, major = false): boolean {
+    if (r.compacting || r.retired || this.fatal !== undefined || this.closed) return false;
+    const files = r.files;
+    let from = 0;
+    let to = files.length;
+    const now = this.clock();
+    const ttl = [...r.table.families.values()].some((f) => f.ttlMs !== undefined);
+    if (!major) {
+      const dueByTime = this.opts.majorCompactionIntervalMs > 0 && now - r.lastMajorCompactionMs >= this.opts.majorCompactionIntervalMs &&
+        (files.length > 1 || (files.length === 1 && (files[0]!.deletions > 0 || ttl)));
+      if (dueByTime || (files.length > 1 && tombstoneHeavy(files, this.opts.tombstoneCompactionRatio))) {
+        major = true;
+      } else {
+        const pick = pickMinor(files, { minFiles: this.opts.compactionMinFiles, maxFiles: this.opts.compactionMaxFiles, ratio: DEFAULT_RATIO });
+        if (pick === undefined) return false;
+        from = pick.from;
+        to = pick.to;
+      }
+    }
+    if (files.length === 0) return false;
+    const inputs = files.slice(from, to);
+    if (inputs.length === 0) return false;
+    // NB: a compaction of every file of the region may drop markers: nothing older exists.
+    this.track(this.compact(r, inputs, major || inputs.length === files.length));
+    return true;
+  }
+
+  private async compact(r: Region, inputs: FileMeta[], major: boolean): Promise<void> {
+    r.compacting = true;
+    this.counters.compactionsInProgress++;
+    const number = this.nextFileNumber++;
+    this.pendingOutputs.add(number);
+    for (const f of inputs) this.pin(f.number);
+    try {
+      const job: CompactionJob = {
+        kind: 'compact', dir: this.dir, inputs: inputs.map((f) => f.number), outputNumber: number,
+        start: r.start, end: r.end, major, nowMs: this.clock(),
+        families: [...r.table.families.entries()], sst: this.sstSettings(),
+      };
+      let meta: FileMeta | undefined;
+      try {
+        meta = await this.runner.run(job);
+      } catch (err) {
+        this.noteBackgroundError(err);
+        return;
+      }
+      if (r.retired) {
+        // The region split or its table was dropped meanwhile: discard the output.
+        if (meta !== undefined) this.obsolete.add(meta.number);
+        return;
+      }
+      // Install: replace the inputs (still contiguous, newer flushes may precede them).
+      const inputSet = new Set(inputs.map((f) => f.number));
+      const at = r.files.findIndex((f) => inputSet.has(f.number));
+      const kept = r.files.filter((f) => !inputSet.has(f.number));
+      if (meta !== undefined) {
+        this.files.set(meta.number, meta);
+        kept.splice(at < 0 ? kept.length : at, 0, meta);
+      }
+      r.files = kept;
+      for (const f of inputs) this.unrefFile(f.number);
+      if (major) {
+        r.lastMajorCompactionMs = this.clock();
+        this.counters.majorCompactionsDone++;
+      }
+      this.counters.compactionsDone++;
+      await this.saveManifest();
+    } finally {
+      this.pendingOutputs.delete(number);
+      for (const f of inputs) this.unpin(f.number);
+      r.compacting = false;
+      this.counters.compactionsInProgress--;
+    }
+    if (!r.retired && !this.closed) {
+      if (!this.maybeSplit(r)) this.maybeCompact(r);
+    }
+  }
+
+  /** Compacts every region of a table (or all), waiting for the result. */
+  async compactAll(t: TableState | undefined, major: boolean): Promise<void> {
+    this.checkOpen();
+    await this.flushAll(t);
+    const regions = () => (t === undefined ? this.allRegions() : t.regions.slice());
+    for (const r of regions()) {
+      while (r.compacting) await sleep(2);
+      if (major ? r.files.length > 0 : r.files.length > 1) {
+        if (major) this.maybeCompact(r, true);
+        else this.track(this.compact(r, r.files.slice(), false));
+      }
+    }
+    for (;;) {
+      if (!regions().some((r) => r.compacting)) break;
+      await sleep(2);
+    }
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Splits
+
+  regionSizeBytes(r: Region): number {
+    let n = r.memstoreBytes();
+    for (const f of r.files) n += f.sizeBytes / this.fileShare(f.number);
+    return n;
+  }
+
+  /** How many live regions use the file. */
+  private fileShare(n: number): number {
+    let c = 0;
+    for (const t of this.tables.values()) for (const r of t.regions) if (!r.retired && r.files.some((f) => f.number === n)) c++;
+    return Math.max(1, c);
+  }
+
+  /** Splits the region in two when it is past the split size and idle. */
+  private maybeSplit(r: Region): boolean {
+    if (!this.opts.autoSplit || r.retired || r.flushing || r.compacting || r.immutables.length > 0 || this.fatal !== undefined) return false;
+    if (this.regionSizeBytes(r) < this.opts.regionSplitBytes || r.files.length === 0) return false;
+    let largest = r.files[0]!;
+    for (const f of r.files) if (f.sizeBytes > largest.sizeBytes) largest = f;
+    const n = largest.number;
+    this.pin(n);
+    this.track(
+      this.readers.acquire(n).then(
+        () => {
+          try {
+            // Re-check: the region may have changed while the file opened.
+            if (r.retired || r.flushing || r.compacting || r.immutables.length > 0 || this.closed) return;
+            const key = pickSplitKey(this.readers, r);
+            if (key !== undefined) this.splitAt(r, key);
+            else this.maybeCompact(r);
+          } finally {
+            this.readers.release(n);
+            this.unpin(n);
+          }
+        },
+        (err: unknown) => {
+          this.unpin(n);
+          throw err;
+        },
+      ),
+    );
+    return true;
+  }
+
+  /** Replaces r by [start, key) and [key, end). Synchronous, then the manifest is saved. */
+  private splitAt(r: Region, key: Uint8Array): void {
+    const t = r.table;
+    const now = this.clock();
+    const left = new Region(this.nextRegionId++, t, r.start, key, r.files.slice(), r.flushedSeq, now);
+    const right = new Region(this.nextRegionId++, t, key, r.end, r.files.slice(), r.flushedSeq, now);
+    // Hand the active memstore's entries to the children (sorted, so appends are O(1)).
+    for (const leaf of r.active.leafArrays()) {
+      for (let i = 0; i < leaf.keys.length; i++) {
+        const k = leaf.keys[i]!;
+        const child = compareBytes(rowOf(k), key) < 0 ? left : right;
+        child.active.add(k, leaf.values[i]!, seqOf(k), timestampOf(k), kindOf(k) !== KeyKind.Put);
+      }
+    }
+    const i = t.regions.indexOf(r);
+    t.regions.splice(i, 1, left, right);
+    r.retired = true;
+    this.counters.splitsDone++;
+    this.track(
+      this.saveManifest().then(() => {
+        // Rewrite the shared files into each child's own.
+        this.maybeCompact(left, true);
+        this.maybeCompact(right, true);
+      }),
+    );
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Manifest and file lifecycle
+
+  private snapshotManifest(): ManifestState {
+    const tables: TableMeta[] = [];
+    const regions: RegionMeta[] = [];
+    const used = new Set<number>();
+    for (const t of this.tables.values()) {
+      tables.push({ id: t.id, name: t.name, families: t.spec.families });
+      for (const r of t.regions) {
+        regions.push({ id: r.id, tableId: t.id, start: r.start, end: r.end, flushedSeq: r.flushedSeq, files: r.files.map((f) => f.number) });
+        for (const f of r.files) used.add(f.number);
+      }
+    }
+    const files = [...used].map((n) => this.files.get(n)!);
+    return {
+      nextFileNumber: this.nextFileNumber, nextTableId: this.nextTableId, nextRegionId: this.nextRegionId,
+      lastSeq: this.lastSeq, tables, regions, files,
+    };
+  }
+
+  /**
+   * Writes the current state. Calls made while a write is queued share it; a call returns
+   * after a write that started after the call finished. Then deletes obsolete files.
+   */
+  saveManifest(): Promise<void> {
+    if (this.manifestQueued !== undefined) return this.manifestQueued;
+    const p = this.manifestChain.then(async () => {
+      this.manifestQueued = undefined;
+      const state = this.snapshotManifest();
+      await writeManifest(this.fs, this.dir, state);
+      await this.deleteObsoleteFiles(state);
+    });
+    this.manifestQueued = p;
+    this.manifestChain = p.catch((err: unknown) => this.noteBackgroundError(err));
+    return p;
+  }
+
+  pin(n: number): void {
+    this.pins.set(n, (this.pins.get(n) ?? 0) + 1);
+  }
+
+  unpin(n: number): void {
+    const c = (this.pins.get(n) ?? 0) - 1;
+    if (c <= 0) {
+      this.pins.delete(n);
+      if (this.obsolete.has(n)) this.track(this.saveManifest());
+    } else this.pins.set(n, c);
+  }
+
+  private async deleteObsoleteFiles(written: ManifestState): Promise<void> {
+    const live = new Set(written.files.map((f) => f.number));
+    for (const n of [...this.obsolete]) {
+      if (live.has(n) || this.pins.has(n) || this.pendingOutputs.has(n)) continue;
+      this.obsolete.delete(n);
+      this.files.delete(n);
+      this.readers.evict(n);
+      this.blockCache.evictFile(n);
+      await this.fs.remove(joinPath(this.dir, sstName(n))).catch((err: unknown) => this.noteBackgroundError(err));
+    }
+  }
+
+  private async deleteObsoleteWals(): Promise<void> {
+    let minUnflushed = Infinity;
+    for (const r of this.allRegions()) {
+      const s = r.minUnflushedSeq();
+      if (s < minUnflushed) minUnflushed = s;
+    }
+    const current = this.wal.logNumber;
+    const keep: WalFileInfo[] = [];
+    for (const w of this.walFiles) {
+      if (w.number !== current && w.maxSeq < minUnflushed && !(this.walRotating !== undefined && w === this.walFiles[this.walFiles.length - 1])) {
+        await this.fs.remove(joinPath(this.dir, walName(w.number))).catch((err: unknown) => this.noteBackgroundError(err));
+      } else keep.push(w);
+    }
+    this.walFiles = keep;
+  }
+
+  walBytes(): number {
+    return this.wal.sizeBytes;
+  }
+
+  fileCount(): number {
+    return this.files.size;
+  }
+
+  fileBytes(): number {
+    let n = 0;
+    for (const f of this.files.values()) n += f.sizeBytes;
+    return n;
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Background bookkeeping
+
+  private track(p: Promise<unknown>): void {
+    const q = p.catch((err: unknown) => this.noteBackgroundError(err));
+    this.background.add(q);
+    void q.finally(() => this.background.delete(q));
+  }
+
+  private noteBackgroundError(err: unknown): void {
+    this.counters.backgroundErrors++;
+    this.counters.lastBackgroundError = err instanceof Error ? err.message : String(err);
+  }
+
+  /** Periodic: flush aged memstores, start due compactions. */
+  private maintenance(): void {
+    if (this.closed || this.fatal !== undefined) return;
+    const now = this.clock();
+    for (const r of this.allRegions()) {
+      if (!r.active.empty && now - r.active.createdAtMs >= this.opts.memstoreMaxAgeMs) this.maybeFlush(r, true);
+      else if (!r.flushing && !r.compacting) this.maybeCompact(r);
+    }
+  }
+
+  /** Waits until no flush, compaction or manifest write is running (tests, close). */
+  async idle(): Promise<void> {
+    while (this.background.size > 0) await Promise.all([...this.background]);
+  }
+
+  async close(): Promise<void> {
+    if (this.closing !== undefined) return this.closing;
+    this.closing = (async () => {
+      if (this.maintenanceTimer !== undefined) clearInterval(this.maintenanceTimer);
+      if (this.opts.flushOnClose && this.fatal === undefined) {
+        await this.flushAll().catch((err: unknown) => this.noteBackgroundError(err));
+      }
+      this.closed = true;
+      this.releaseStalled();
+      await this.idle();
+      if (this.walRotating !== undefined) await this.walRotating;
+      await this.wal.close().catch((err: unknown) => this.noteBackgroundError(err));
+      await this.manifestChain;
+      await this.runner.close();
+      await this.readers.close();
+      await this.lock?.release().catch(() => undefined);
+    })();
+    return this.closing;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  get failure(): StoreError | undefined {
+    return this.fatal;
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) if (v !== undefined) out[k] = v;
+  return out as Partial<T>;
+}

@@ -1,0 +1,221 @@
+/**
+ * Flush and compaction jobs as plain functions over a FileSystem, so the same code runs
+ * inline (tests, the in-memory file system) or in a worker thread (job-worker.ts). Job
+ * descriptions and results are structured-clone friendly.
+ *
+ * A flush turns an encoded, sorted run of memstore entries into one SST. A compaction
+ * merges input SSTs restricted to a region's row range into one SST; a major compaction
+ * also drops delete markers, versions beyond the family's limit and expired cells
+ * (row-reader.ts `compactRow`). Outputs are written as NNNNNN.sst.tmp, synced, and renamed
+ * into place; the caller installs them in the manifest.
+ */
+import type { FileSystem } from '../fs/fs.js';
+import { joinPath } from '../fs/fs.js';
+import { ioError } from '../api/errors.js';
+import { MergingIterator } from '../iter/merging-iterator.js';
+import type { InternalIterator } from '../iter/internal-iterator.js';
+import { SstWriter } from '../sst/sst-writer.js';
+import { SstReader } from '../sst/sst-reader.js';
+import type { FileMeta } from './file-meta.js';
+import { PROP_DELETIONS, PROP_MAX_SEQ, PROP_MAX_TS, PROP_MIN_SEQ, PROP_MIN_TS } from './file-meta.js';
+import { sstName } from './filenames.js';
+import { KeyKind, compareKeyRow, kindOf, rowStartKey, seqOf, timestampOf } from './internal-key.js';
+import type { FamilyRule } from './row-reader.js';
+import { compactRow } from './row-reader.js';
+import type { SstSettings } from './sst-options.js';
+import { bloomKey, compare } from './sst-options.js';
+
+export interface FlushJob {
+  readonly kind: 'flush';
+  readonly dir: string;
+  readonly fileNumber: number;
+  /** [uvarint keyLen][key][uvarint valueLen][value] ... in internal-key order. */
+  readonly entries: Uint8Array;
+  readonly count: number;
+  readonly sst: SstSettings;
+}
+
+export interface CompactionJob {
+  readonly kind: 'compact';
+  readonly dir: string;
+  readonly inputs: readonly number[];
+  readonly outputNumber: number;
+  /** Region row range [start, end); empty = unbounded. */
+  readonly start: Uint8Array;
+  readonly end: Uint8Array;
+  readonly major: boolean;
+  readonly nowMs: number;
+  readonly families: readonly (readonly [string, FamilyRule])[];
+  readonly sst: SstSettings;
+}
+
+export type Job = FlushJob | CompactionJob;
+
+/** Result: the new file, or undefined when the output would be empty (nothing written). */
+export type JobResult = FileMeta | undefined;
+
+/** Collects per-file metadata while entries are added. */
+class MetaTracker {
+  minTs = Infinity;
+  maxTs = -Infinity;
+  minSeq = Infinity;
+  maxSeq = 0;
+  deletions = 0;
+
+  add(key: Uint8Array): void {
+    const ts = timestampOf(key);
+    const seq = seqOf(key);
+    if (ts < this.minTs) this.minTs = ts;
+    if (ts > this.maxTs) this.maxTs = ts;
+    if (seq < this.minSeq) this.minSeq = seq;
+    if (seq > this.maxSeq) this.maxSeq = seq;
+    if (kindOf(key) !== KeyKind.Put) this.deletions++;
+  }
+
+  props(): Record<string, number> {
+    return {
+      [PROP_MIN_TS]: this.minTs, [PROP_MAX_TS]: this.maxTs,
+      [PROP_MIN_SEQ]: this.minSeq, [PROP_MAX_SEQ]: this.maxSeq, [PROP_DELETIONS]: this.deletions,
+    };
+  }
+}
+
+const PENDING_FLUSH_BYTES = 4 << 20;
+
+async function writeSst(
+  fs: FileSystem, dir: string, number: number, settings: SstSettings,
+  fill: (add: (k: Uint8Array, v: Uint8Array) => void, drain: () => Promise<void>) => Promise<void>,
+): Promise<JobResult> {
+  const finalPath = joinPath(dir, sstName(number));
+  const tmpPath = `${finalPath}.tmp`;
+  let file;
+  try {
+    file = await fs.openAppend(tmpPath, { truncate: true });
+  } catch (e) {
+    throw ioError(`sst ${tmpPath}: create`, e);
+  }
+  const writer = new SstWriter(file, {
+    compare, bloomKey,
+    blockSizeBytes: settings.blockSizeBytes,
+    restartInterval: settings.restartInterval,
+    compression: settings.compression,
+    bloomBitsPerKey: settings.bloomBitsPerKey,
+  });
+  const meta = new MetaTracker();
+  let entries = 0;
+  try {
+    const drain = async (): Promise<void> => {
+      if (writer.estimatedSizeBytes > PENDING_FLUSH_BYTES) await writer.flushPending();
+    };
+    await fill((k, v) => {
+      writer.add(k, v);
+      meta.add(k);
+      entries++;
+    }, drain);
+    if (entries === 0) {
+      await file.close();
+      await fs.remove(tmpPath);
+      return undefined;
+    }
+    const info = await writer.finish(meta.props());
+    await fs.rename(tmpPath, finalPath);
+    await fs.syncDir(dir);
+    return {
+      number, sizeBytes: info.sizeBytes, entries: info.entries,
+      smallest: info.smallestKey.slice(), largest: info.largestKey.slice(),
+      minTs: meta.minTs, maxTs: meta.maxTs, minSeq: meta.minSeq, maxSeq: meta.maxSeq, deletions: meta.deletions,
+    };
+  } catch (e) {
+    await file.close().catch(() => undefined);
+    await fs.remove(tmpPath).catch(() => undefined);
+    throw ioError(`sst ${finalPath}: write`, e);
+  }
+}
+
+export async function runFlush(fs: FileSystem, job: FlushJob): Promise<JobResult> {
+  return writeSst(fs, job.dir, job.fileNumber, job.sst, async (add, drain) => {
+    const b = job.entries;
+    let o = 0;
+    for (let i = 0; i < job.count; i++) {
+      let kl = 0;
+      let mul = 1;
+      for (;;) {
+        const x = b[o++]!;
+        kl += (x & 0x7f) * mul;
+        if (x < 0x80) break;
+        mul *= 128;
+      }
+      const k = b.subarray(o, o + kl);
+      o += kl;
+      let vl = 0;
+      mul = 1;
+      for (;;) {
+        const x = b[o++]!;
+        vl += (x & 0x7f) * mul;
+        if (x < 0x80) break;
+        mul *= 128;
+      }
+      add(k, b.subarray(o, o + vl));
+      o += vl;
+      if ((i & 4095) === 4095) await drain();
+    }
+  });
+}
+
+/** Opens the job's input files and merges them; the caller closes what it returns. */
+function openInputs(fs: FileSystem, dir: string, inputs: readonly number[]): Promise<{ it: InternalIterator; close: () => Promise<void> }> {
+  return (async () => {
+    const files: { close(): Promise<void> }[] = [];
+    const iters: InternalIterator[] = [];
+    try {
+      for (const n of inputs) {
+        const f = await fs.openRead(joinPath(dir, sstName(n)));
+        files.push(f);
+        const reader = await SstReader.open(f, { compare, bloomKey, cacheId: n });
+        iters.push(reader.iterator());
+      }
+    } catch (e) {
+      for (const f of files) await f.close().catch(() => undefined);
+      throw e;
+    }
+    const it = new MergingIterator(iters, compare);
+    return {
+      it,
+      close: async () => {
+        it.close();
+        for (const f of files) await f.close().catch(() => undefined);
+      },
+    };
+  })();
+}
+
+export async function runCompaction(fs: FileSystem, job: CompactionJob): Promise<JobResult> {
+  const { it, close } = await openInputs(fs, job.dir, job.inputs);
+  const families = new Map(job.families);
+  try {
+    return await writeSst(fs, job.dir, job.outputNumber, job.sst, async (add, drain) => {
+      if (job.start.length > 0) it.seek(rowStartKey(job.start));
+      else it.seekToFirst();
+      const end = job.end;
+      let n = 0;
+      while (it.valid) {
+        if (end.length > 0 && compareKeyRow(it.key(), end) >= 0) break;
+        if (job.major) {
+          compactRow(it, Number.MAX_SAFE_INTEGER, job.nowMs, families, add);
+        } else {
+          add(it.key(), it.value());
+          it.next();
+        }
+        if (++n % 4096 === 0) await drain();
+      }
+      const err = it.error();
+      if (err !== undefined) throw err;
+    });
+  } finally {
+    await close();
+  }
+}
+
+export function runJob(fs: FileSystem, job: Job): Promise<JobResult> {
+  return job.kind === 'flush' ? runFlush(fs, job) : runCompaction(fs, job);
+}

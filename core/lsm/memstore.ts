@@ -1,0 +1,263 @@
+/**
+ * The memstore: recent writes of one region, sorted by internal key, with approximate
+ * size accounting. A two-level sorted structure (a B+tree of height 2): an array of leaves,
+ * each a sorted run of at most LEAF_MAX entries. Appends in key order (the common case for
+ * time-series ingest) take the fast path at the end of the last leaf; other inserts binary
+ * search the leaves, then the leaf, and splice.
+ *
+ * Invariants: keys are unique (they carry sequence numbers); entries are never removed; a
+ * memstore becomes immutable when the region switches to a new one for a flush.
+ *
+ * Concurrency: single-threaded. Iterators are valid while no insert happens; readers that
+ * yield to the event loop re-create their iterators and re-seek (see read-path.ts).
+ */
+import type { Comparator, InternalIterator } from '../iter/internal-iterator.js';
+import { compareInternalKeys, seqOf } from './internal-key.js';
+
+const LEAF_MAX = 256;
+/** Per-entry bookkeeping charged on top of key and value bytes. */
+export const ENTRY_OVERHEAD_BYTES = 48;
+
+interface Leaf {
+  keys: Uint8Array[];
+  values: Uint8Array[];
+}
+
+export class Memstore {
+  private readonly leaves: Leaf[] = [{ keys: [], values: [] }];
+  private readonly compare: Comparator;
+  sizeBytes = 0;
+  count = 0;
+  /** Smallest and largest sequence numbers inserted (Infinity / 0 when empty). */
+  minSeq = Infinity;
+  maxSeq = 0;
+  minTs = Infinity;
+  maxTs = -Infinity;
+  deletions = 0;
+  readonly createdAtMs: number;
+
+  constructor(compare: Comparator = compareInternalKeys, nowMs = Date.now()) {
+    this.compare = compare;
+    this.createdAtMs = nowMs;
+  }
+
+  get empty(): boolean {
+    return this.count === 0;
+  }
+
+  /** Inserts an entry. `seq`/`ts`/`isDelete` feed the metadata kept for flushed files. */
+  add(key: Uint8Array, value: Uint8Array, seq: number, ts: number, isDelete: boolean): void {
+    const leaves = this.leaves;
+    let li = leaves.length - 1;
+    let leaf = leaves[li]!;
+    const n = leaf.keys.length;
+    if (n === 0 || this.compare(leaf.keys[n - 1]!, key) < 0) {
+      // Fast path: append after the last key.
+      if (n >= LEAF_MAX) {
+        leaf = { keys: [key], values: [value] };
+        leaves.push(leaf);
+      } else {
+        leaf.keys.push(key);
+        leaf.values.push(value);
+      }
+    } else {
+      li = this.leafFor(key);
+      leaf = leaves[li]!;
+      const pos = lowerBound(leaf.keys, key, this.compare);
+      leaf.keys.splice(pos, 0, key);
+      leaf.values.splice(pos, 0, value);
+      if (leaf.keys.length > LEAF_MAX) {
+        const half = leaf.keys.length >>> 1;
+        const right: Leaf = { keys: leaf.keys.splice(half), values: leaf.values.splice(half) };
+        leaves.splice(li + 1, 0, right);
+      }
+    }
+    this.count++;
+    this.sizeBytes += key.length + value.length + ENTRY_OVERHEAD_BYTES;
+    if (seq < this.minSeq) this.minSeq = seq;
+    if (seq > this.maxSeq) this.maxSeq = seq;
+    if (ts < this.minTs) this.minTs = ts;
+    if (ts > this.maxTs) this.maxTs = ts;
+    if (isDelete) this.deletions++;
+  }
+
+  /** Index of the leaf that should hold `key`: the last leaf whose first key <= key. */
+  private leafFor(key: Uint8Array): number {
+    const leaves = this.leaves;
+    let lo = 0;
+    let hi = leaves.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      const first = leaves[mid]!.keys[0];
+      if (first !== undefined && this.compare(first, key) <= 0) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  /** Visits every entry in order (flush). */
+  forEach(fn: (key: Uint8Array, value: Uint8Array) => void): void {
+    for (const leaf of this.leaves) {
+      const { keys, values } = leaf;
+      for (let i = 0; i < keys.length; i++) fn(keys[i]!, values[i]!);
+    }
+  }
+
+  /** The leaves, for callers that split a memstore by key (region split). Read-only. */
+  leafArrays(): readonly Leaf[] {
+    return this.leaves;
+  }
+
+  iterator(): InternalIterator {
+    return new MemstoreIterator(this.leaves, this.compare);
+  }
+
+  /** Largest sequence number among entries, computed (used by tests). */
+  scanMaxSeq(): number {
+    let m = 0;
+    this.forEach((k) => {
+      const s = seqOf(k);
+      if (s > m) m = s;
+    });
+    return m;
+  }
+}
+
+function lowerBound(keys: Uint8Array[], key: Uint8Array, compare: Comparator): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compare(keys[mid]!, key) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+/** Last index with keys[i] <= key, or -1. */
+function upperBoundMinus1(keys: Uint8Array[], key: Uint8Array, compare: Comparator): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compare(keys[mid]!, key) <= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo - 1;
+}
+
+class MemstoreIterator implements InternalIterator {
+  private li = 0;
+  private i = -1;
+  private leaf: Leaf | undefined;
+  private readonly leaves: Leaf[];
+  private readonly compare: Comparator;
+
+  constructor(leaves: Leaf[], compare: Comparator) {
+    this.leaves = leaves;
+    this.compare = compare;
+  }
+
+  get valid(): boolean {
+    return this.leaf !== undefined;
+  }
+
+  private at(li: number, i: number): void {
+    const leaves = this.leaves;
+    while (li < leaves.length && i >= leaves[li]!.keys.length) {
+      li++;
+      i = 0;
+    }
+    if (li >= leaves.length) {
+      this.leaf = undefined;
+      return;
+    }
+    this.li = li;
+    this.i = i;
+    this.leaf = leaves[li];
+  }
+
+  private atBack(li: number, i: number): void {
+    const leaves = this.leaves;
+    while (li >= 0 && i < 0) {
+      li--;
+      if (li >= 0) i = leaves[li]!.keys.length - 1;
+    }
+    if (li < 0) {
+      this.leaf = undefined;
+      return;
+    }
+    this.li = li;
+    this.i = i;
+    this.leaf = leaves[li];
+  }
+
+  seekToFirst(): void {
+    this.at(0, 0);
+  }
+
+  seekToLast(): void {
+    const li = this.leaves.length - 1;
+    this.atBack(li, this.leaves[li]!.keys.length - 1);
+  }
+
+  seek(target: Uint8Array): void {
+    const leaves = this.leaves;
+    // First leaf whose last key >= target.
+    let lo = 0;
+    let hi = leaves.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const ks = leaves[mid]!.keys;
+      if (ks.length === 0 || this.compare(ks[ks.length - 1]!, target) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo >= leaves.length) {
+      this.leaf = undefined;
+      return;
+    }
+    this.at(lo, lowerBound(leaves[lo]!.keys, target, this.compare));
+  }
+
+  seekForPrev(target: Uint8Array): void {
+    const leaves = this.leaves;
+    // Last leaf whose first key <= target.
+    let lo = -1;
+    let hi = leaves.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      const first = leaves[mid]!.keys[0];
+      if (first !== undefined && this.compare(first, target) <= 0) lo = mid;
+      else hi = mid - 1;
+    }
+    if (lo < 0) {
+      this.leaf = undefined;
+      return;
+    }
+    this.atBack(lo, upperBoundMinus1(leaves[lo]!.keys, target, this.compare));
+  }
+
+  next(): void {
+    this.at(this.li, this.i + 1);
+  }
+
+  prev(): void {
+    this.atBack(this.li, this.i - 1);
+  }
+
+  key(): Uint8Array {
+    return this.leaf!.keys[this.i]!;
+  }
+
+  value(): Uint8Array {
+    return this.leaf!.values[this.i]!;
+  }
+
+  error(): Error | undefined {
+    return undefined;
+  }
+
+  close(): void {
+    this.leaf = undefined;
+  }
+}

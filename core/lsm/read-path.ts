@@ -1,0 +1,300 @@
+/**
+ * Gets and scans over the engine: merge a region's memstores and files (skipping files by
+ * row range, bloom filter and time range), and turn each row's entries into visible cells
+ * (row-reader.ts). Reads see a snapshot: the read point when they start.
+ *
+ * A scan pins one region's sources (memstores, and files so they are not deleted) while it
+ * walks that region, and computes each batch synchronously, then yields; it re-seeks after
+ * the last row of the previous batch, so writes in between cannot disturb it. Rows that no
+ * filter can select are skipped by seeking (fuzzy-key hints, row ranges).
+ */
+import type { Row } from '../api/store.js';
+import type { NormalizedReadOptions, NormalizedScanSpec } from '../api/validate.js';
+import { compileReadFilter, fuzzyNextKey, intersectPrefixRange, prefixOfFilter } from '../api/filters.js';
+import type { CompiledFilter } from '../api/filters.js';
+import type { FuzzyRule, RowFilter } from '../api/store.js';
+import { compareBytes } from '../api/bytes.js';
+import { throwIfAborted } from '../api/errors.js';
+import type { InternalIterator } from '../iter/internal-iterator.js';
+import { MergingIterator } from '../iter/merging-iterator.js';
+import type { Engine } from './engine.js';
+import type { FileMeta } from './file-meta.js';
+import { compareInternalKeys, compareKeyRow, rowEndKey, rowOf as rowOfKey, rowStartKey } from './internal-key.js';
+import type { Region, TableState } from './region.js';
+import type { RowReadContext } from './row-reader.js';
+import { readRow } from './row-reader.js';
+import type { Memstore } from './memstore.js';
+
+/** Sources of one region pinned for a read. */
+interface Pinned {
+  readonly region: Region;
+  readonly memstores: Memstore[];
+  readonly files: FileMeta[];
+}
+
+async function pinRegion(engine: Engine, r: Region, timeStart: number): Promise<Pinned> {
+  const memstores = [r.active, ...r.immutables];
+  // A file whose newest cell is older than the read's time range cannot change the answer
+  // (row-reader.ts: its puts are all out of range and its markers only cover older cells).
+  const files = r.files.filter((f) => !(f.maxTs < timeStart));
+  for (const f of files) engine.pin(f.number);
+  try {
+    for (const f of files) await engine.readers.acquire(f.number);
+  } catch (err) {
+    for (const f of files) engine.unpin(f.number);
+    throw err;
+  }
+  return { region: r, memstores, files };
+}
+
+function unpinRegion(engine: Engine, p: Pinned): void {
+  for (const f of p.files) {
+    engine.readers.release(f.number);
+    engine.unpin(f.number);
+  }
+}
+
+function iteratorFor(engine: Engine, p: Pinned, rowFilter?: (f: FileMeta) => boolean): InternalIterator {
+  const children: InternalIterator[] = [];
+  for (const m of p.memstores) if (!m.empty) children.push(m.iterator());
+  for (const f of p.files) {
+    if (rowFilter !== undefined && !rowFilter(f)) continue;
+    const it = engine.readers.use(f.number, (r) => r.iterator());
+    if (it !== undefined) children.push(it);
+  }
+  return children.length === 1 ? children[0]! : new MergingIterator(children, compareInternalKeys);
+}
+
+function readContext(engine: Engine, t: TableState, opts: NormalizedReadOptions, filter: CompiledFilter, snapshotSeq: number): RowReadContext {
+  return {
+    snapshotSeq,
+    nowMs: engine.clock(),
+    families: t.families,
+    familyFilter: undefined,
+    cellMatches: filter.hasCellFilter ? (f, q, ts) => filter.cellMatches(f, q, ts) : undefined,
+    maxVersions: opts.maxVersions,
+  };
+}
+
+/** Reads rows by key at the read point (or at `snapshotSeq`: read-modify-writes read the latest). */
+export async function getRows(
+  engine: Engine, t: TableState, keys: readonly Uint8Array[], opts: NormalizedReadOptions, snapshotSeq?: number,
+): Promise<(Row | undefined)[]> {
+  throwIfAborted(opts.signal);
+  const filter = compileReadFilter(opts);
+  const snapshot = snapshotSeq ?? engine.seqs.visibleSeq;
+  const ctx = readContext(engine, t, opts, filter, snapshot);
+  const timeStart = opts.timeRange?.start ?? 0;
+  const out: (Row | undefined)[] = new Array(keys.length);
+  // Group keys by region so each region is pinned once.
+  const byRegion = new Map<Region, number[]>();
+  for (let i = 0; i < keys.length; i++) {
+    const r = t.regionFor(keys[i]!);
+    let list = byRegion.get(r);
+    if (list === undefined) byRegion.set(r, (list = []));
+    list.push(i);
+  }
+  for (const [region, idxs] of byRegion) {
+    const p = await pinRegion(engine, region, timeStart);
+    try {
+      region.counters.readRequests++;
+      for (const i of idxs) {
+        const key = keys[i]!;
+        if (filter.hasRowFilter && !filter.rowMatches(key)) {
+          out[i] = undefined;
+          continue;
+        }
+        const it = iteratorFor(engine, p, (f) =>
+          compareKeyRow(f.smallest, key) <= 0 && compareKeyRow(f.largest, key) >= 0 &&
+          engine.readers.use(f.number, (r) => r.mayContain(key)) !== false);
+        try {
+          it.seek(rowStartKey(key));
+          if (it.valid && compareKeyRow(it.key(), key) === 0) {
+            const row = readRow(it, ctx);
+            out[i] = row.cells.length > 0 ? row : undefined;
+            if (row.cells.length > 0) region.counters.rowsRead++;
+          } else out[i] = undefined;
+          const err = it.error();
+          if (err !== undefined) throw err;
+        } finally {
+          it.close();
+        }
+      }
+    } finally {
+      unpinRegion(engine, p);
+    }
+  }
+  return out;
+}
+
+/** Rules of the first fuzzy filter in the tree (top level or inside `and`), for seek hints. */
+function fuzzyRulesOf(f: RowFilter | undefined): readonly FuzzyRule[] | undefined {
+  if (f === undefined) return undefined;
+  if (f.kind === 'fuzzyKey') return f.rules;
+  if (f.kind === 'and') {
+    for (const c of f.filters) {
+      const r = fuzzyRulesOf(c);
+      if (r !== undefined) return r;
+    }
+  }
+  return undefined;
+}
+
+/** Entries examined before a batch yields to the event loop even if not full. */
+const MAX_ROWS_EXAMINED_PER_BATCH = 20_000;
+const MAX_BATCH_BYTES = 8 << 20;
+
+function rowBytes(cells: Row['cells']): number {
+  let n = 0;
+  for (const c of cells) n += c.qualifier.length + c.value.length + 48;
+  return n;
+}
+
+export async function* scanRows(engine: Engine, t: TableState, s: NormalizedScanSpec): AsyncGenerator<readonly Row[]> {
+  const filter = compileReadFilter(s);
+  const fuzzy = s.reverse ? undefined : fuzzyRulesOf(s.filter);
+  const snapshot = engine.seqs.visibleSeq;
+  const timeStart = s.timeRange?.start ?? 0;
+  let remaining = s.limit;
+  let start = s.start;
+  let end = s.end;
+  const prefix = prefixOfFilter(s.filter);
+  if (prefix !== undefined) {
+    const range = intersectPrefixRange({ start, end }, prefix);
+    if (range === undefined) return;
+    start = range.start;
+    end = range.end;
+  }
+
+  if (!s.reverse) {
+    // `cursor`: the next row to consider (inclusive).
+    let cursor = start;
+    while (remaining > 0) {
+      engine.checkOpen();
+      const region = t.regionFor(cursor);
+      const regionEnd = region.end;
+      const limitEnd = end.length === 0 ? regionEnd : regionEnd.length === 0 || compareBytes(end, regionEnd) < 0 ? end : regionEnd;
+      const p = await pinRegion(engine, region, timeStart);
+      let seekTo: Uint8Array | undefined = rowStartKey(cursor);
+      try {
+        while (remaining > 0 && seekTo !== undefined) {
+          throwIfAborted(s.signal);
+          engine.checkOpen();
+          const ctx = readContext(engine, t, s, filter, snapshot);
+          const batch: Row[] = [];
+          let bytes = 0;
+          let examined = 0;
+          const it = iteratorFor(engine, p);
+          try {
+            it.seek(seekTo);
+            seekTo = undefined;
+            while (it.valid) {
+              const k = it.key();
+              if (limitEnd.length > 0 && compareKeyRow(k, limitEnd) >= 0) break;
+              if (filter.hasRowFilter) {
+                const row = k.slice(2, 2 + ((k[0]! << 8) | k[1]!));
+                if (!filter.rowMatches(row)) {
+                  if (fuzzy !== undefined) {
+                    const next = fuzzyNextKey(fuzzy, row);
+                    if (next === undefined) break;
+                    it.seek(rowStartKey(next));
+                  } else it.seek(rowEndKey(row));
+                  if (++examined >= MAX_ROWS_EXAMINED_PER_BATCH) {
+                    seekTo = it.valid ? rowStartKey(rowOfKey(it.key())) : undefined;
+                    break;
+                  }
+                  continue;
+                }
+              }
+              const row = readRow(it, ctx);
+              examined++;
+              if (row.cells.length > 0) {
+                batch.push(row);
+                bytes += rowBytes(row.cells);
+                if (--remaining === 0) break;
+              }
+              if (batch.length >= s.batchRows || bytes >= MAX_BATCH_BYTES || examined >= MAX_ROWS_EXAMINED_PER_BATCH) {
+                seekTo = it.valid ? rowStartKey(rowOfKey(it.key())) : undefined;
+                break;
+              }
+            }
+            const err = it.error();
+            if (err !== undefined) throw err;
+          } finally {
+            it.close();
+          }
+          region.counters.readRequests++;
+          region.counters.rowsRead += batch.length;
+          if (batch.length > 0) yield batch;
+          else if (seekTo !== undefined) await new Promise((r) => setImmediate(r));
+        }
+      } finally {
+        unpinRegion(engine, p);
+      }
+      if (remaining <= 0 || regionEnd.length === 0 || (end.length > 0 && compareBytes(end, regionEnd) <= 0)) return;
+      cursor = regionEnd;
+    }
+    return;
+  }
+
+  // Reverse: `cursor` is the exclusive upper row bound still to scan (empty = end of table).
+  let cursor = end;
+  while (remaining > 0) {
+    engine.checkOpen();
+    const region = t.regionBefore(cursor);
+    const lowBound = start.length > 0 && compareBytes(start, region.start) > 0 ? start : region.start;
+    const p = await pinRegion(engine, region, timeStart);
+    let upper: Uint8Array | undefined = cursor; // exclusive row bound for this batch
+    try {
+      while (remaining > 0 && upper !== undefined) {
+        throwIfAborted(s.signal);
+        engine.checkOpen();
+        const ctx = readContext(engine, t, s, filter, snapshot);
+        const batch: Row[] = [];
+        let bytes = 0;
+        let examined = 0;
+        const it = iteratorFor(engine, p);
+        try {
+          if (upper.length === 0 || (region.end.length > 0 && compareBytes(upper, region.end) > 0)) {
+            if (region.end.length === 0) it.seekToLast();
+            else it.seekForPrev(rowStartKey(region.end));
+          } else it.seekForPrev(rowStartKey(upper));
+          upper = undefined;
+          while (it.valid) {
+            const k = it.key();
+            const row = k.slice(2, 2 + ((k[0]! << 8) | k[1]!));
+            if (compareBytes(row, lowBound) < 0) break;
+            if (!filter.hasRowFilter || filter.rowMatches(row)) {
+              it.seek(rowStartKey(row));
+              const r = readRow(it, ctx);
+              if (r.cells.length > 0) {
+                batch.push(r);
+                bytes += rowBytes(r.cells);
+                remaining--;
+              }
+            }
+            examined++;
+            it.seekForPrev(rowStartKey(row));
+            if (remaining <= 0) break;
+            if (batch.length >= s.batchRows || bytes >= MAX_BATCH_BYTES || examined >= MAX_ROWS_EXAMINED_PER_BATCH) {
+              upper = row;
+              break;
+            }
+          }
+          const err = it.error();
+          if (err !== undefined) throw err;
+        } finally {
+          it.close();
+        }
+        region.counters.readRequests++;
+        region.counters.rowsRead += batch.length;
+        if (batch.length > 0) yield batch;
+        else if (upper !== undefined) await new Promise((r) => setImmediate(r));
+      }
+    } finally {
+      unpinRegion(engine, p);
+    }
+    if (remaining <= 0 || region.start.length === 0 || (start.length > 0 && compareBytes(start, region.start) >= 0)) return;
+    cursor = region.start;
+  }
+}

@@ -1,0 +1,119 @@
+/**
+ * A region: the rows of one table in [start, end), served by its own memstores and SSTs
+ * (HBase's region, Bigtable's tablet). Writes go to the active memstore; a flush turns it
+ * immutable and writes it to a file; compactions merge the region's files; a split hands
+ * the region's files (shared, read within each child's range) and memstore entries to two
+ * children.
+ *
+ * Invariants: `files` is newest first; every entry with seq <= flushedSeq is in `files`;
+ * `immutables` are oldest first and all hold lower sequence numbers than `active`.
+ */
+import { compareBytes } from '../api/bytes.js';
+import type { FileMeta } from './file-meta.js';
+import { Memstore } from './memstore.js';
+import type { FamilyRule } from './row-reader.js';
+import type { TableSpec } from '../api/store.js';
+
+export interface RegionCounters {
+  cellsWritten: number;
+  rowsRead: number;
+  readRequests: number;
+  writeRequests: number;
+}
+
+export class TableState {
+  readonly id: number;
+  readonly spec: TableSpec;
+  readonly families: ReadonlyMap<string, FamilyRule>;
+  /** Sorted by start; contiguous; the first starts and the last ends at the empty key. */
+  regions: Region[] = [];
+  dropped = false;
+
+  constructor(id: number, spec: TableSpec) {
+    this.id = id;
+    this.spec = spec;
+    this.families = new Map(
+      spec.families.map((f) => [f.name, { maxVersions: f.maxVersions ?? 1, ttlMs: f.ttlMs }]),
+    );
+  }
+
+  get name(): string {
+    return this.spec.name;
+  }
+
+  /** The region holding `row`. */
+  regionFor(row: Uint8Array): Region {
+    const rs = this.regions;
+    let lo = 0;
+    let hi = rs.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (compareBytes(rs[mid]!.start, row) <= 0) lo = mid;
+      else hi = mid - 1;
+    }
+    return rs[lo]!;
+  }
+
+  /** The region holding the largest row < `end` (empty end: the last region). */
+  regionBefore(end: Uint8Array): Region {
+    const rs = this.regions;
+    if (end.length === 0) return rs[rs.length - 1]!;
+    let lo = 0;
+    let hi = rs.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >>> 1;
+      if (compareBytes(rs[mid]!.start, end) < 0) lo = mid;
+      else hi = mid - 1;
+    }
+    return rs[lo]!;
+  }
+}
+
+export class Region {
+  readonly id: number;
+  readonly table: TableState;
+  readonly start: Uint8Array;
+  readonly end: Uint8Array;
+  active: Memstore;
+  immutables: Memstore[] = [];
+  files: FileMeta[];
+  flushedSeq: number;
+  flushing = false;
+  compacting = false;
+  /** Set when the region was replaced by a split or its table dropped. */
+  retired = false;
+  lastMajorCompactionMs: number;
+  flushFailures = 0;
+  readonly counters: RegionCounters = { cellsWritten: 0, rowsRead: 0, readRequests: 0, writeRequests: 0 };
+
+  constructor(
+    id: number, table: TableState, start: Uint8Array, end: Uint8Array,
+    files: FileMeta[], flushedSeq: number, nowMs: number,
+  ) {
+    this.id = id;
+    this.table = table;
+    this.start = start;
+    this.end = end;
+    this.files = files;
+    this.flushedSeq = flushedSeq;
+    this.active = new Memstore(undefined, nowMs);
+    this.lastMajorCompactionMs = nowMs;
+  }
+
+  contains(row: Uint8Array): boolean {
+    return compareBytes(row, this.start) >= 0 && (this.end.length === 0 || compareBytes(row, this.end) < 0);
+  }
+
+  memstoreBytes(): number {
+    let n = this.active.sizeBytes;
+    for (const m of this.immutables) n += m.sizeBytes;
+    return n;
+  }
+
+  /** Smallest sequence number not yet in a file, or Infinity. */
+  minUnflushedSeq(): number {
+    let s = this.active.minSeq;
+    for (const m of this.immutables) if (m.minSeq < s) s = m.minSeq;
+    return s;
+  }
+}

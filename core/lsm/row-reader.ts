@@ -1,0 +1,212 @@
+/**
+ * Turns the merged entries of one row (puts and delete markers of every version, from
+ * memstores and files) into what a reader sees, and what a major compaction keeps.
+ *
+ * Semantics (the same as the reference store in core/memory, which applies every mutation
+ * eagerly in write order): replaying a column's puts and the markers that cover it in
+ * sequence-number order, where
+ *   - a put replaces the version with the same timestamp, then the column keeps only its
+ *     newest `maxVersions` versions (older ones are gone for good);
+ *   - DeleteCell(T), DeleteFamily(T), DeleteRow(T) remove versions with timestamp <= T;
+ *   - DeleteVersion(T) removes the version with timestamp == T;
+ * gives the column's surviving versions. TTL, time range, qualifier filters and the
+ * requested version count then select what a read returns.
+ *
+ * The common case (one put in the column and no marker that could cover it) takes a fast
+ * path without the replay. Entries with a sequence number above the read's snapshot are
+ * invisible and skipped.
+ */
+import type { Cell } from '../api/store.js';
+import type { InternalIterator } from '../iter/internal-iterator.js';
+import { compareRange } from '../api/bytes.js';
+import { KeyKind, TRAILER_BYTES, kindOf, seqOf, timestampOf } from './internal-key.js';
+
+export interface FamilyRule {
+  readonly maxVersions: number;
+  /** Cells with nowMs - timestamp > ttlMs are expired (visible at exactly ttlMs old). */
+  readonly ttlMs: number | undefined;
+}
+
+export interface RowReadContext {
+  readonly snapshotSeq: number;
+  readonly nowMs: number;
+  readonly families: ReadonlyMap<string, FamilyRule>;
+  /** Families to return (undefined: all). */
+  readonly familyFilter: ReadonlySet<string> | undefined;
+  readonly cellMatches: ((family: string, qualifier: Uint8Array, timestamp: number) => boolean) | undefined;
+  /** Versions per column to return. */
+  readonly maxVersions: number;
+}
+
+interface ColEntry {
+  ts: number;
+  seq: number;
+  kind: number;
+  value: Uint8Array;
+  /** Copy of the internal key (compaction mode only). */
+  key: Uint8Array | undefined;
+}
+
+interface Marker {
+  ts: number;
+  seq: number;
+}
+
+const DEFAULT_RULE: FamilyRule = { maxVersions: 1, ttlMs: undefined };
+
+/** Receives the surviving versions of each column, newest first. */
+type ColumnSink = (family: string, rule: FamilyRule, qualifier: Uint8Array, survivors: ColEntry[]) => void;
+
+/**
+ * Consumes every entry of the row at the iterator's position (the iterator must be valid and
+ * at the row's first entry) and calls `sink` for each column with survivors. Leaves the
+ * iterator at the first entry of the next row (or invalid).
+ */
+function consumeRow(
+  it: InternalIterator, snapshotSeq: number, families: ReadonlyMap<string, FamilyRule>,
+  keepKeys: boolean, sink: ColumnSink,
+): void {
+  let k = it.key();
+  const rowLen = (k[0]! << 8) | k[1]!;
+  const row = k.slice(2, 2 + rowLen);
+  const rowMarkers: Marker[] = [];
+  let famMarkers: Marker[] = [];
+  let famBytes: Uint8Array | undefined;
+  let family = '';
+  let rule = DEFAULT_RULE;
+  let qual: Uint8Array | undefined;
+  let col: ColEntry[] = [];
+
+  const finishColumn = (): void => {
+    if (qual === undefined || col.length === 0) return;
+    const survivors = resolveColumn(col, rowMarkers, famMarkers, rule.maxVersions);
+    if (survivors.length > 0) sink(family, rule, qual, survivors);
+    col = [];
+  };
+
+  for (;;) {
+    const seq = seqOf(k);
+    if (seq <= snapshotSeq) {
+      const kind = kindOf(k);
+      if (kind === KeyKind.DeleteRow) {
+        rowMarkers.push({ ts: timestampOf(k), seq });
+      } else {
+        const fs = 2 + rowLen;
+        const fl = k[fs]!;
+        if (famBytes === undefined || compareRange(k, fs + 1, fs + 1 + fl, famBytes, 0, famBytes.length) !== 0) {
+          finishColumn();
+          qual = undefined;
+          famBytes = k.slice(fs + 1, fs + 1 + fl);
+          family = String.fromCharCode.apply(null, famBytes as unknown as number[]);
+          rule = families.get(family) ?? DEFAULT_RULE;
+          famMarkers = [];
+        }
+        if (kind === KeyKind.DeleteFamily) {
+          famMarkers.push({ ts: timestampOf(k), seq });
+        } else {
+          const qs = fs + 1 + fl;
+          const qe = k.length - TRAILER_BYTES;
+          if (qual === undefined || compareRange(k, qs, qe, qual, 0, qual.length) !== 0) {
+            finishColumn();
+            qual = k.slice(qs, qe);
+          }
+          col.push({ ts: timestampOf(k), seq, kind, value: it.value(), key: keepKeys ? k.slice() : undefined });
+        }
+      }
+    }
+    it.next();
+    if (!it.valid) break;
+    k = it.key();
+    if (((k[0]! << 8) | k[1]!) !== rowLen || compareRange(k, 2, 2 + rowLen, row, 0, rowLen) !== 0) break;
+  }
+  finishColumn();
+}
+
+function covered(ms: Marker[], e: ColEntry): boolean {
+  for (let i = 0; i < ms.length; i++) {
+    const m = ms[i]!;
+    if (m.ts >= e.ts && m.seq > e.seq) return true;
+  }
+  return false;
+}
+
+/** The column's surviving versions, newest timestamp first. */
+function resolveColumn(col: ColEntry[], rowMarkers: Marker[], famMarkers: Marker[], maxVersions: number): ColEntry[] {
+  if (col.length === 1) {
+    const e = col[0]!;
+    if (e.kind !== KeyKind.Put) return [];
+    if (covered(rowMarkers, e) || covered(famMarkers, e)) return [];
+    return col;
+  }
+  // General case: replay puts and markers in sequence order.
+  const events: { seq: number; ts: number; kind: number; e: ColEntry | undefined }[] = [];
+  for (const e of col) events.push({ seq: e.seq, ts: e.ts, kind: e.kind, e });
+  for (const m of rowMarkers) events.push({ seq: m.seq, ts: m.ts, kind: KeyKind.DeleteCell, e: undefined });
+  for (const m of famMarkers) events.push({ seq: m.seq, ts: m.ts, kind: KeyKind.DeleteCell, e: undefined });
+  events.sort((a, b) => a.seq - b.seq);
+  let versions: ColEntry[] = [];
+  for (const ev of events) {
+    switch (ev.kind) {
+      case KeyKind.Put: {
+        const e = ev.e!;
+        let i = 0;
+        while (i < versions.length && versions[i]!.ts > e.ts) i++;
+        if (i < versions.length && versions[i]!.ts === e.ts) versions[i] = e;
+        else versions.splice(i, 0, e);
+        if (versions.length > maxVersions) versions.length = maxVersions;
+        break;
+      }
+      case KeyKind.DeleteCell:
+        versions = versions.filter((v) => v.ts > ev.ts);
+        break;
+      case KeyKind.DeleteVersion:
+        versions = versions.filter((v) => v.ts !== ev.ts);
+        break;
+      default:
+        break;
+    }
+  }
+  return versions;
+}
+
+/**
+ * Reads the row at the iterator's position into the cells a reader sees (possibly none)
+ * and advances to the next row. `row` receives a copy of the row key.
+ */
+export function readRow(it: InternalIterator, ctx: RowReadContext): { key: Uint8Array; cells: Cell[] } {
+  const k = it.key();
+  const key = k.slice(2, 2 + ((k[0]! << 8) | k[1]!));
+  const cells: Cell[] = [];
+  const { familyFilter, cellMatches, nowMs } = ctx;
+  const want = ctx.maxVersions;
+  consumeRow(it, ctx.snapshotSeq, ctx.families, false, (family, rule, qualifier, survivors) => {
+    if (familyFilter !== undefined && !familyFilter.has(family)) return;
+    let n = 0;
+    for (let i = 0; i < survivors.length && n < want; i++) {
+      const s = survivors[i]!;
+      if (rule.ttlMs !== undefined && nowMs - s.ts > rule.ttlMs) break; // older ones are expired too
+      if (cellMatches !== undefined && !cellMatches(family, qualifier, s.ts)) continue;
+      cells.push({ family, qualifier, timestamp: s.ts, value: s.value });
+      n++;
+    }
+  });
+  return { key, cells };
+}
+
+/**
+ * Major-compaction view of a row: calls `emit` with the internal key and value of every
+ * surviving, unexpired version, in internal-key order, and drops every marker. Requires
+ * that the iterator covers ALL data of the row older than the markers it drops (a major
+ * compaction over every file of the region) and that snapshotSeq covers all of it.
+ */
+export function compactRow(
+  it: InternalIterator, snapshotSeq: number, nowMs: number, families: ReadonlyMap<string, FamilyRule>,
+  emit: (key: Uint8Array, value: Uint8Array) => void,
+): void {
+  consumeRow(it, snapshotSeq, families, true, (_family, rule, _qualifier, survivors) => {
+    for (const s of survivors) {
+      if (rule.ttlMs !== undefined && nowMs - s.ts > rule.ttlMs) break;
+      emit(s.key!, s.value);
+    }
+  });
+}

@@ -1,0 +1,53 @@
+/**
+ * The read point (MVCC): sequence numbers are assigned when a write is applied to the
+ * memstore, but readers see a write only once it is acknowledged by the WAL, and only
+ * after every earlier write is too, so a reader never sees a write that could still be lost
+ * with an earlier one kept (HBase MultiVersionConcurrencyControl).
+ */
+export class SeqTracker {
+  /** Every write with seq <= visibleSeq is acknowledged. */
+  visibleSeq: number;
+  /** Last seq of each write in flight, in assignment order, with its done flag. */
+  private readonly inflight: { last: number; done: boolean }[] = [];
+  private head = 0;
+  private waiters: { seq: number; resolve: () => void }[] = [];
+
+  constructor(lastSeq: number) {
+    this.visibleSeq = lastSeq;
+  }
+
+  /** Registers a write covering seqs up to `last` (call in assignment order). */
+  begin(last: number): { last: number; done: boolean } {
+    const w = { last, done: false };
+    this.inflight.push(w);
+    return w;
+  }
+
+  /** Marks a write acknowledged and advances the read point over the done prefix. */
+  complete(w: { last: number; done: boolean }): void {
+    w.done = true;
+    const q = this.inflight;
+    while (this.head < q.length && q[this.head]!.done) {
+      this.visibleSeq = q[this.head]!.last;
+      this.head++;
+    }
+    if (this.head > 1024 && this.head * 2 > q.length) {
+      q.splice(0, this.head);
+      this.head = 0;
+    }
+    if (this.waiters.length > 0) {
+      const still: typeof this.waiters = [];
+      for (const x of this.waiters) {
+        if (x.seq <= this.visibleSeq) x.resolve();
+        else still.push(x);
+      }
+      this.waiters = still;
+    }
+  }
+
+  /** Resolves once seq is visible. */
+  waitVisible(seq: number): Promise<void> {
+    if (seq <= this.visibleSeq) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ seq, resolve }));
+  }
+}

@@ -1,0 +1,149 @@
+/**
+ * Write batches: the WAL record payload for one mutate() on one table, and the source of
+ * memstore entries (which are views into the payload, so a cell is copied exactly once on
+ * its way in). Format: core/FORMAT.md, "Write batch".
+ *
+ *   [u8 tag = 1][u32 tableId][u32 count] then count x [uvarint keyLen][key][uvarint valueLen][value]
+ *
+ * Keys are internal keys (internal-key.ts) carrying their own sequence numbers, so replay
+ * order does not matter.
+ */
+import type { Mutation, RowMutation } from '../api/store.js';
+import { MAX_TIMESTAMP } from '../api/store.js';
+import { StoreError } from '../api/errors.js';
+import { uvarintSize } from '../util/coding.js';
+import { KeyKind, internalKeySize, writeInternalKey } from './internal-key.js';
+
+export const BATCH_TAG = 1;
+const EMPTY = new Uint8Array(0);
+
+export interface EncodedBatch {
+  readonly payload: Uint8Array;
+  readonly count: number;
+  readonly firstSeq: number;
+  readonly lastSeq: number;
+  readonly keys: Uint8Array[];
+  readonly values: Uint8Array[];
+  /** Index into keys of the first entry of each RowMutation (rows[i] -> rowStart[i]). */
+  readonly rowStart: number[];
+}
+
+function cellParts(m: Mutation): { family: string; qualifier: Uint8Array; ts: number; kind: number; value: Uint8Array } {
+  switch (m.type) {
+    case 'put':
+      return { family: m.family, qualifier: m.qualifier, ts: -1, kind: KeyKind.Put, value: m.value };
+    case 'deleteCell':
+      return { family: m.family, qualifier: m.qualifier, ts: m.upTo ?? MAX_TIMESTAMP, kind: KeyKind.DeleteCell, value: EMPTY };
+    case 'deleteVersion':
+      return { family: m.family, qualifier: m.qualifier, ts: m.timestamp, kind: KeyKind.DeleteVersion, value: EMPTY };
+    case 'deleteFamily':
+      return { family: m.family, qualifier: EMPTY, ts: m.upTo ?? MAX_TIMESTAMP, kind: KeyKind.DeleteFamily, value: EMPTY };
+    case 'deleteRow':
+      return { family: '', qualifier: EMPTY, ts: m.upTo ?? MAX_TIMESTAMP, kind: KeyKind.DeleteRow, value: EMPTY };
+    default:
+      throw new StoreError('STORE_INVALID_ARGUMENT', `unknown mutation type ${(m as { type: string }).type}`);
+  }
+}
+
+/**
+ * Encodes validated row mutations. Entry i gets sequence number firstSeq + i; puts without
+ * a timestamp get `nowMs`.
+ */
+export function encodeBatch(tableId: number, rows: readonly RowMutation[], firstSeq: number, nowMs: number): EncodedBatch {
+  let size = 9;
+  let count = 0;
+  for (const r of rows) {
+    for (const m of r.mutations) {
+      const q = m.type === 'put' || m.type === 'deleteCell' || m.type === 'deleteVersion' ? m.qualifier.length : 0;
+      const f = m.type === 'deleteRow' ? 0 : m.family.length;
+      const kl = internalKeySize(r.key.length, f, q);
+      const vl = m.type === 'put' ? m.value.length : 0;
+      size += uvarintSize(kl) + kl + uvarintSize(vl) + vl;
+      count++;
+    }
+  }
+  const buf = new Uint8Array(size);
+  buf[0] = BATCH_TAG;
+  const dv = new DataView(buf.buffer);
+  dv.setUint32(1, tableId);
+  dv.setUint32(5, count);
+  let o = 9;
+  const keys: Uint8Array[] = new Array(count);
+  const values: Uint8Array[] = new Array(count);
+  const rowStart: number[] = new Array(rows.length);
+  let i = 0;
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    rowStart[r] = i;
+    for (const m of row.mutations) {
+      const p = cellParts(m);
+      const ts = m.type === 'put' ? (m.timestamp ?? nowMs) : p.ts;
+      const kl = internalKeySize(row.key.length, p.family.length, p.qualifier.length);
+      o = putUvarint(buf, o, kl);
+      const ko = o;
+      o = writeInternalKey(buf, o, row.key, p.family, p.qualifier, ts, firstSeq + i, p.kind);
+      keys[i] = buf.subarray(ko, o);
+      o = putUvarint(buf, o, p.value.length);
+      buf.set(p.value, o);
+      values[i] = buf.subarray(o, o + p.value.length);
+      o += p.value.length;
+      i++;
+    }
+  }
+  return { payload: buf, count, firstSeq, lastSeq: firstSeq + count - 1, keys, values, rowStart };
+}
+
+function putUvarint(buf: Uint8Array, o: number, v: number): number {
+  while (v >= 0x80) {
+    buf[o++] = (v & 0x7f) | 0x80;
+    v = Math.floor(v / 128);
+  }
+  buf[o++] = v;
+  return o;
+}
+
+export interface DecodedBatch {
+  readonly tableId: number;
+  readonly keys: Uint8Array[];
+  readonly values: Uint8Array[];
+}
+
+/** Decodes a payload; entries are views into it. Throws STORE_CORRUPTION on malformed input. */
+export function decodeBatch(payload: Uint8Array, where: string): DecodedBatch {
+  if (payload.length < 9 || payload[0] !== BATCH_TAG) {
+    throw new StoreError('STORE_CORRUPTION', `${where}: not a write batch (tag ${payload[0]}, ${payload.length} bytes)`);
+  }
+  const dv = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
+  const tableId = dv.getUint32(1);
+  const count = dv.getUint32(5);
+  const keys: Uint8Array[] = [];
+  const values: Uint8Array[] = [];
+  let o = 9;
+  for (let i = 0; i < count; i++) {
+    let kl: number;
+    [kl, o] = getUvarint(payload, o, where);
+    if (o + kl > payload.length) throw new StoreError('STORE_CORRUPTION', `${where}: batch key ${i} overruns the record`);
+    keys.push(payload.subarray(o, o + kl));
+    o += kl;
+    let vl: number;
+    [vl, o] = getUvarint(payload, o, where);
+    if (o + vl > payload.length) throw new StoreError('STORE_CORRUPTION', `${where}: batch value ${i} overruns the record`);
+    values.push(payload.subarray(o, o + vl));
+    o += vl;
+  }
+  if (o !== payload.length) throw new StoreError('STORE_CORRUPTION', `${where}: ${payload.length - o} trailing bytes after batch`);
+  return { tableId, keys, values };
+}
+
+function getUvarint(b: Uint8Array, o: number, where: string): [number, number] {
+  let v = 0;
+  let mul = 1;
+  for (let i = 0; i < 8; i++) {
+    if (o >= b.length) break;
+    const x = b[o++]!;
+    v += (x & 0x7f) * mul;
+    if (x < 0x80) return [v, o];
+    mul *= 128;
+  }
+  throw new StoreError('STORE_CORRUPTION', `${where}: bad varint in write batch`);
+}
