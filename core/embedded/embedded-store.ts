@@ -17,6 +17,7 @@ import type { NormalizedScanSpec } from '../api/validate.js';
 import type { FileSystem } from '../fs/fs.js';
 import { Engine } from '../lsm/engine.js';
 import type { EngineOptions } from '../lsm/options.js';
+import { DEFAULT_ENGINE_OPTIONS } from '../lsm/options.js';
 import { getRows, scanRows } from '../lsm/read-path.js';
 import type { TableState } from '../lsm/region.js';
 
@@ -25,6 +26,20 @@ export type EmbeddedOptions = EngineOptions;
 const ALL_FILTERS: ReadonlySet<RowFilterKind> = new Set<RowFilterKind>([
   'keyRegex', 'fuzzyKey', 'prefix', 'qualifierRange', 'timeRange', 'and',
 ]);
+
+/** What an embedded store opened with these options supports (known before opening). */
+export function embeddedCapabilities(o: Partial<EmbeddedOptions>, realFs = o.fs === undefined): Capabilities {
+  return {
+    backend: 'embedded',
+    filters: ALL_FILTERS,
+    reverseScan: true,
+    durableSync: realFs,
+    bufferedWindowMs: o.bufferedWindowMs ?? DEFAULT_ENGINE_OPTIONS.bufferedWindowMs,
+    autoSplit: o.autoSplit ?? DEFAULT_ENGINE_OPTIONS.autoSplit,
+    maxKeyBytes: o.maxKeyBytes ?? DEFAULT_ENGINE_OPTIONS.maxKeyBytes,
+    maxValueBytes: o.maxValueBytes ?? DEFAULT_ENGINE_OPTIONS.maxValueBytes,
+  };
+}
 
 async function nodeFs(): Promise<FileSystem> {
   const { NodeFileSystem } = await import('../fs/node-fs.js');
@@ -51,17 +66,7 @@ class EmbeddedStore implements Store, EmbeddedStoreExtras {
 
   constructor(engine: Engine, realFs: boolean) {
     this.engine = engine;
-    const o = engine.opts;
-    this.capabilities = {
-      backend: 'embedded',
-      filters: ALL_FILTERS,
-      reverseScan: true,
-      durableSync: realFs,
-      bufferedWindowMs: o.bufferedWindowMs,
-      autoSplit: o.autoSplit,
-      maxKeyBytes: o.maxKeyBytes,
-      maxValueBytes: o.maxValueBytes,
-    };
+    this.capabilities = embeddedCapabilities(engine.opts, realFs);
   }
 
   private handle(t: TableState): EmbeddedTable {

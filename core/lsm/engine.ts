@@ -28,6 +28,7 @@ import type { FileLock } from '../fs/fs.js';
 import { LruCache } from '../cache/lru-cache.js';
 import { WalWriter } from '../wal/wal-writer.js';
 import { readWal } from '../wal/wal-reader.js';
+import { WAL_META_RECORD_SIZE } from '../wal/wal-format.js';
 import type { FileMeta } from './file-meta.js';
 import { LOCK_NAME, parseName, sstName, walName } from './filenames.js';
 import { KeyKind, kindOf, rowOf, seqOf, timestampOf } from './internal-key.js';
@@ -172,7 +173,7 @@ export class Engine {
     }
     const now = this.clock();
     for (const t of state.tables) {
-      const ts = new TableState(t.id, { name: t.name, families: t.families });
+      const ts = new TableState(t.id, { name: t.name, families: t.families, ...(t.splitPoints !== undefined ? { splitPoints: t.splitPoints.map((p) => new Uint8Array(p)) } : {}) });
       this.tables.set(t.name, ts);
       this.tablesById.set(t.id, ts);
     }
@@ -204,6 +205,9 @@ export class Engine {
     const wals: number[] = [];
     for (const name of names) {
       const p = parseName(name);
+      // NB: a crashed process may have used file numbers the manifest never recorded (a
+      // WAL rolled after the last manifest write): never hand those numbers out again.
+      if ((p.type === 'sst' || p.type === 'wal') && p.number >= this.nextFileNumber) this.nextFileNumber = p.number + 1;
       if (p.type === 'tmp') await fs.remove(joinPath(dir, name));
       else if (p.type === 'sst' && !this.files.has(p.number)) await fs.remove(joinPath(dir, name));
       else if (p.type === 'wal') wals.push(p.number);
@@ -213,6 +217,12 @@ export class Engine {
     // Replay the WAL.
     for (const n of wals) {
       const path = joinPath(dir, walName(n));
+      if ((await fs.size(path)) <= WAL_META_RECORD_SIZE) {
+        // A crash while the log was being created: it cannot hold an acknowledged record
+        // (the META record is synced before the first append is accepted).
+        await fs.remove(path);
+        continue;
+      }
       const res = await readWal(fs, path, {
         onCorruption: (info) => {
           this.counters.recoveryDroppedBytes += info.bytes;
@@ -270,8 +280,8 @@ export class Engine {
       ...(f.maxVersions !== undefined ? { maxVersions: f.maxVersions } : {}),
       ...(f.ttlMs !== undefined ? { ttlMs: f.ttlMs } : {}),
     }));
-    const t = new TableState(id, { name: spec.name, families });
     const splits = [...(spec.splitPoints ?? [])].map((s) => s.slice()).sort(compareBytes);
+    const t = new TableState(id, { name: spec.name, families, ...(splits.length > 0 ? { splitPoints: splits } : {}) });
     const bounds = [new Uint8Array(0), ...splits, new Uint8Array(0)];
     const now = this.clock();
     for (let i = 0; i + 1 < bounds.length; i++) {
@@ -373,6 +383,9 @@ export class Engine {
       this.fatal = err instanceof StoreError ? err : ioError(`store ${this.dir}`, err);
     }
     for (const w of this.stallWaiters.splice(0)) w();
+    // Writes the WAL acknowledged after a failed one must not wait forever for the read
+    // point to pass it.
+    this.seqs.releaseWaiters();
   }
 
   memstoreBytes(): number {
@@ -470,6 +483,13 @@ export class Engine {
           this.pendingOutputs.delete(number);
           this.noteBackgroundError(err);
           r.flushFailures++;
+          // Out of space may pass (files get deleted, the disk grows): retry with backoff
+          // while the WAL keeps the data. Any other I/O error stops writes (RocksDB's
+          // background error): the WAL still holds every acknowledged entry.
+          if (!(err instanceof StoreError && err.code === 'STORE_NO_SPACE')) {
+            this.fail(err);
+            return;
+          }
           await sleep(Math.min(5000, 50 * 2 ** r.flushFailures));
           if (this.closed) return;
           continue;
@@ -513,12 +533,19 @@ export class Engine {
   /** Flushes every region of a table (or all) and waits for the files to be installed. */
   async flushAll(t?: TableState): Promise<void> {
     this.checkOpen();
-    const regions = t === undefined ? this.allRegions() : t.regions.slice();
+    await this.flushRegions(t === undefined ? this.allRegions() : t.regions.slice());
+  }
+
+  private async flushRegions(regions: Region[]): Promise<void> {
     for (const r of regions) this.maybeFlush(r, true);
+    const failures = regions.map((r) => r.flushFailures);
     for (;;) {
       const busy = regions.filter((r) => !r.retired && (r.flushing || r.immutables.length > 0));
       if (busy.length === 0) break;
       if (this.fatal !== undefined) throw this.fatal;
+      if (regions.some((r, i) => r.flushFailures > failures[i]!)) {
+        throw new StoreError('STORE_NO_SPACE', `store ${this.dir}: flush failed: ${this.counters.lastBackgroundError ?? 'unknown error'}`, { retryable: true });
+      }
       await sleep(2);
     }
   }
@@ -704,7 +731,7 @@ export class Engine {
     const regions: RegionMeta[] = [];
     const used = new Set<number>();
     for (const t of this.tables.values()) {
-      tables.push({ id: t.id, name: t.name, families: t.spec.families });
+      tables.push({ id: t.id, name: t.name, families: t.spec.families, ...(t.spec.splitPoints !== undefined ? { splitPoints: t.spec.splitPoints } : {}) });
       for (const r of t.regions) {
         regions.push({ id: r.id, tableId: t.id, start: r.start, end: r.end, flushedSeq: r.flushedSeq, files: r.files.map((f) => f.number) });
         for (const f of r.files) used.add(f.number);
@@ -730,7 +757,13 @@ export class Engine {
       await this.deleteObsoleteFiles(state);
     });
     this.manifestQueued = p;
-    this.manifestChain = p.catch((err: unknown) => this.noteBackgroundError(err));
+    this.manifestChain = p.catch((err: unknown) => {
+      // The manifest on disk is still the previous one (atomic rename) and the WAL still
+      // holds everything not in its files, but the state in memory can no longer be
+      // recorded: stop writes until the store is reopened.
+      this.noteBackgroundError(err);
+      this.fail(err);
+    });
     return p;
   }
 
@@ -819,12 +852,13 @@ export class Engine {
 
   async close(): Promise<void> {
     if (this.closing !== undefined) return this.closing;
+    // Every public call from now on rejects with STORE_CLOSED; background work drains.
+    this.closed = true;
     this.closing = (async () => {
       if (this.maintenanceTimer !== undefined) clearInterval(this.maintenanceTimer);
       if (this.opts.flushOnClose && this.fatal === undefined) {
-        await this.flushAll().catch((err: unknown) => this.noteBackgroundError(err));
+        await this.flushRegions(this.allRegions()).catch((err: unknown) => this.noteBackgroundError(err));
       }
-      this.closed = true;
       this.releaseStalled();
       await this.idle();
       if (this.walRotating !== undefined) await this.walRotating;

@@ -54,8 +54,8 @@ export function errorFromWire(w: WireError): Error {
 function workerEntry(): { url: URL; execArgv: string[] } {
   const js = new URL('./job-worker.js', import.meta.url);
   if (existsSync(fileURLToPath(js))) return { url: js, execArgv: [] };
-  // Running from TypeScript sources (tests, tsx): load the worker through tsx.
-  return { url: new URL('./job-worker.ts', import.meta.url), execArgv: ['--import', 'tsx'] };
+  // Running from TypeScript sources (tests, tsx): a bootstrap registers tsx in the worker.
+  return { url: new URL('./job-worker-tsx.mjs', import.meta.url), execArgv: [] };
 }
 
 export class WorkerJobRunner implements JobRunner {

@@ -105,7 +105,7 @@ async function writeSst(
   let entries = 0;
   try {
     const drain = async (): Promise<void> => {
-      if (writer.estimatedSizeBytes > PENDING_FLUSH_BYTES) await writer.flushPending();
+      if (writer.pendingBytes > PENDING_FLUSH_BYTES) await writer.flushPending();
     };
     await fill((k, v) => {
       writer.add(k, v);

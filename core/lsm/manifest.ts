@@ -25,6 +25,8 @@ export interface TableMeta {
   readonly id: number;
   readonly name: string;
   readonly families: readonly FamilySpec[];
+  /** The split points the table was created with (its current regions may differ). */
+  readonly splitPoints?: readonly Uint8Array[];
 }
 
 export interface RegionMeta {

@@ -186,7 +186,8 @@ export function readRow(it: InternalIterator, ctx: RowReadContext): { key: Uint8
       const s = survivors[i]!;
       if (rule.ttlMs !== undefined && nowMs - s.ts > rule.ttlMs) break; // older ones are expired too
       if (cellMatches !== undefined && !cellMatches(family, qualifier, s.ts)) continue;
-      cells.push({ family, qualifier, timestamp: s.ts, value: s.value });
+      // NB: values are views into memstore and block buffers: copy, the caller owns them.
+      cells.push({ family, qualifier, timestamp: s.ts, value: s.value.slice() });
       n++;
     }
   });

@@ -45,6 +45,11 @@ export class SeqTracker {
     }
   }
 
+  /** Resolves every waiter now (the store failed: the read point will not move again). */
+  releaseWaiters(): void {
+    for (const x of this.waiters.splice(0)) x.resolve();
+  }
+
   /** Resolves once seq is visible. */
   waitVisible(seq: number): Promise<void> {
     if (seq <= this.visibleSeq) return Promise.resolve();

@@ -1,0 +1,339 @@
+/**
+ * A decoded, immutable block (see block-builder.ts for the layout) and its iterator.
+ *
+ * Block.parse validates the restart array once (bounds, ascending, first restart at 0) and
+ * keeps it as a Uint32Array, so seeks binary-search restart keys and then decode forward
+ * at most `restartInterval` entries. Entries are bounds-checked as they are decoded: a
+ * malformed entry never yields bytes outside the block's entry region; the iterator
+ * records a STORE_CORRUPTION error naming the block (`label`, e.g. "sst /d/12.sst: block
+ * @4096") and the entry's offset inside it, and stays invalid from then on.
+ *
+ * Lifetimes: value() returns a view into the block's immutable bytes (keep it as long as
+ * you like); key() returns a view of a buffer the iterator reuses, valid until the next
+ * positioning call. Blocks are shared (through the block cache) by many iterators; an
+ * iterator is single-threaded and never mutates its block.
+ */
+import type { Comparator, InternalIterator } from '../iter/internal-iterator.js';
+import type { StoreError } from '../api/errors.js';
+import { corruption } from './sst-format.js';
+
+/** A parsed block: entry bytes plus the decoded restart array. Immutable. */
+export class Block {
+  /** The whole block (entries, restart array, count). */
+  readonly data: Uint8Array;
+  /** End of the entry region = start of the restart array. */
+  readonly restartsOffset: number;
+  /** Offsets of the restart entries, ascending. */
+  readonly restarts: Uint32Array;
+  /** Approximate memory held, for the block cache. */
+  readonly charge: number;
+  /** Names the block in error messages, e.g. "sst /d/000012.sst: block @4096". */
+  readonly label: string;
+
+  private constructor(data: Uint8Array, restartsOffset: number, restarts: Uint32Array, label: string) {
+    this.data = data;
+    this.restartsOffset = restartsOffset;
+    this.restarts = restarts;
+    this.label = label;
+    this.charge = data.byteLength + restarts.byteLength + 160;
+  }
+
+  /**
+   * Parses the trailer of `data` (entries are decoded lazily by iterators). Throws
+   * STORE_CORRUPTION (message starting with `label`) when the restart array is malformed.
+   * `data` is retained, not copied: the caller must never modify it afterwards.
+   */
+  static parse(data: Uint8Array, label: string): Block {
+    const len = data.length;
+    if (len < 4) throw corruption(`${label}: block too short (${len} bytes)`);
+    const n = readU32(data, len - 4);
+    if (n > (len - 4) / 4) {
+      throw corruption(`${label}: restart count ${n} does not fit in ${len} bytes`);
+    }
+    const restartsOffset = len - 4 - 4 * n;
+    const restarts = new Uint32Array(n);
+    let prev = -1;
+    for (let i = 0; i < n; i++) {
+      const r = readU32(data, restartsOffset + 4 * i);
+      const ok = i === 0 ? r === 0 : r > prev && r < restartsOffset;
+      if (!ok) {
+        throw corruption(`${label}: bad restart point ${i} = ${r} (entries end at ${restartsOffset})`);
+      }
+      restarts[i] = r;
+      prev = r;
+    }
+    if (n === 0 && restartsOffset !== 0) throw corruption(`${label}: entries without restart points`);
+    return new Block(data, restartsOffset, restarts, label);
+  }
+
+  /** Number of restart points. */
+  get numRestarts(): number {
+    return this.restarts.length;
+  }
+
+  /** A new iterator over this block, ordered by `compare` (the order it was written in). */
+  iterator(compare: Comparator): BlockIterator {
+    return new BlockIterator(this, compare);
+  }
+}
+
+// Set by readVarint: the position after the varint it decoded.
+let varintEnd = 0;
+
+/** Decodes a uvarint (< 2^32) at p, not reading at or past `limit`; -1 when malformed. */
+function readVarint(d: Uint8Array, p: number, limit: number): number {
+  let result = 0;
+  for (let shift = 0; shift <= 28; shift += 7) {
+    if (p >= limit) return -1;
+    const b = d[p++]!;
+    result += (b & 0x7f) * 2 ** shift;
+    if (b < 0x80) {
+      varintEnd = p;
+      return result;
+    }
+  }
+  return -1;
+}
+
+function readU32(d: Uint8Array, p: number): number {
+  return ((d[p]! << 24) | (d[p + 1]! << 16) | (d[p + 2]! << 8) | d[p + 3]!) >>> 0;
+}
+
+/**
+ * Iterates one block forward and backward. Implements InternalIterator; `close()` only
+ * drops the reference to the block. reset() re-targets the iterator to another block,
+ * so a file iterator can reuse one object (and its key buffer) for every block.
+ */
+export class BlockIterator implements InternalIterator {
+  private readonly compare: Comparator;
+  private block!: Block;
+  private data!: Uint8Array;
+  private restarts!: Uint32Array;
+  private numRestarts = 0;
+  private limit = 0;
+  /** Offset of the current entry; == limit when not positioned at an entry. */
+  private cur = 0;
+  /** Offset just past the current entry. */
+  private nextOff = 0;
+  /** Index of the restart at or before `cur` (leveldb's restart_index_). */
+  private restartIdx = 0;
+  private keyBuf: Uint8Array = new Uint8Array(64);
+  private keyLen = 0;
+  private keyView: Uint8Array | undefined;
+  private valStart = 0;
+  private valEnd = 0;
+  private isValid = false;
+  private err: StoreError | undefined;
+
+  constructor(block: Block, compare: Comparator) {
+    this.compare = compare;
+    this.reset(block);
+  }
+
+  /** Points the iterator at `block` (unpositioned) and clears any error. */
+  reset(block: Block): void {
+    this.block = block;
+    this.data = block.data;
+    this.restarts = block.restarts;
+    this.numRestarts = block.restarts.length;
+    this.limit = block.restartsOffset;
+    this.err = undefined;
+    this.invalidate();
+  }
+
+  get valid(): boolean {
+    return this.isValid;
+  }
+
+  /** The current block. */
+  get currentBlock(): Block {
+    return this.block;
+  }
+
+  seekToFirst(): void {
+    if (this.err !== undefined || this.numRestarts === 0) return this.invalidate();
+    this.seekToRestart(0);
+    this.parseNext();
+  }
+
+  seekToLast(): void {
+    if (this.err !== undefined || this.numRestarts === 0) return this.invalidate();
+    this.seekToRestart(this.numRestarts - 1);
+    while (this.parseNext() && this.nextOff < this.limit) {
+      // decode forward to the last entry
+    }
+  }
+
+  seek(target: Uint8Array): void {
+    if (this.err !== undefined || this.numRestarts === 0) return this.invalidate();
+    // Binary search for the last restart whose key is < target.
+    let left = 0;
+    let right = this.numRestarts - 1;
+    while (left < right) {
+      const mid = (left + right + 1) >>> 1;
+      const c = this.compareRestartKey(mid, target);
+      if (this.err !== undefined) return;
+      if (c < 0) left = mid;
+      else right = mid - 1;
+    }
+    this.seekToRestart(left);
+    const compare = this.compare;
+    while (this.parseNext()) {
+      if (compare(this.key(), target) >= 0) return;
+    }
+  }
+
+  seekForPrev(target: Uint8Array): void {
+    this.seek(target);
+    if (this.isValid) {
+      if (this.compare(this.key(), target) > 0) this.prev();
+    } else if (this.err === undefined) {
+      this.seekToLast();
+    }
+  }
+
+  next(): void {
+    this.parseNext();
+  }
+
+  prev(): void {
+    const original = this.cur;
+    const restarts = this.restarts;
+    while (restarts[this.restartIdx]! >= original) {
+      if (this.restartIdx === 0) return this.invalidate();
+      this.restartIdx--;
+    }
+    this.seekToRestart(this.restartIdx);
+    do {
+      if (!this.parseNext()) return;
+    } while (this.nextOff < original);
+  }
+
+  /** The current key: a view of a reused buffer, valid until the next positioning call. */
+  key(): Uint8Array {
+    return (this.keyView ??= this.keyBuf.subarray(0, this.keyLen));
+  }
+
+  /** The current value: a view into the immutable block bytes; may be kept. */
+  value(): Uint8Array {
+    return this.data.subarray(this.valStart, this.valEnd);
+  }
+
+  error(): StoreError | undefined {
+    return this.err;
+  }
+
+  close(): void {
+    this.invalidate();
+  }
+
+  private invalidate(): void {
+    this.isValid = false;
+    this.cur = this.limit;
+    this.nextOff = this.limit;
+    this.restartIdx = this.numRestarts;
+    this.keyLen = 0;
+    this.keyView = undefined;
+  }
+
+  private seekToRestart(i: number): void {
+    this.keyLen = 0;
+    this.restartIdx = i;
+    this.nextOff = this.restarts[i]!;
+  }
+
+  private fail(at: number, what: string): false {
+    this.err = corruption(`${this.block.label}: bad entry @+${at} (block offset): ${what}`);
+    this.invalidate();
+    return false;
+  }
+
+  /** Compares the (whole) key stored at restart `i` with target. */
+  private compareRestartKey(i: number, target: Uint8Array): number {
+    const d = this.data;
+    const at = this.restarts[i]!;
+    const limit = this.limit;
+    let p = at;
+    let shared: number;
+    let unshared: number;
+    let vlen: number;
+    if (p + 3 <= limit && (d[p]! | d[p + 1]! | d[p + 2]!) < 0x80) {
+      shared = d[p]!;
+      unshared = d[p + 1]!;
+      vlen = d[p + 2]!;
+      p += 3;
+    } else {
+      shared = readVarint(d, p, limit);
+      unshared = shared < 0 ? -1 : readVarint(d, varintEnd, limit);
+      vlen = unshared < 0 ? -1 : readVarint(d, varintEnd, limit);
+      if (vlen < 0) {
+        this.fail(at, 'malformed varint');
+        return 0;
+      }
+      p = varintEnd;
+    }
+    if (shared !== 0) {
+      this.fail(at, `restart entry shares ${shared} bytes`);
+      return 0;
+    }
+    if (p + unshared + vlen > limit) {
+      this.fail(at, `key ${unshared} + value ${vlen} bytes overrun the entries (end @+${limit})`);
+      return 0;
+    }
+    return this.compare(d.subarray(p, p + unshared), target);
+  }
+
+  /** Decodes the entry at nextOff. Returns false (and invalidates) at the end or on corruption. */
+  private parseNext(): boolean {
+    const d = this.data;
+    const limit = this.limit;
+    const at = this.nextOff;
+    this.cur = at;
+    if (at >= limit) {
+      this.invalidate();
+      return false;
+    }
+    let p = at;
+    let shared: number;
+    let unshared: number;
+    let vlen: number;
+    if (p + 3 <= limit && (d[p]! | d[p + 1]! | d[p + 2]!) < 0x80) {
+      shared = d[p]!;
+      unshared = d[p + 1]!;
+      vlen = d[p + 2]!;
+      p += 3;
+    } else {
+      shared = readVarint(d, p, limit);
+      unshared = shared < 0 ? -1 : readVarint(d, varintEnd, limit);
+      vlen = unshared < 0 ? -1 : readVarint(d, varintEnd, limit);
+      if (vlen < 0) return this.fail(at, 'malformed varint');
+      p = varintEnd;
+    }
+    if (shared > this.keyLen) return this.fail(at, `shares ${shared} bytes of a ${this.keyLen}-byte previous key`);
+    if (p + unshared + vlen > limit) {
+      return this.fail(at, `key ${unshared} + value ${vlen} bytes overrun the entries (end @+${limit})`);
+    }
+    const klen = shared + unshared;
+    if (klen > this.keyBuf.length) {
+      const next = new Uint8Array(Math.max(klen, this.keyBuf.length * 2));
+      next.set(this.keyBuf.subarray(0, shared));
+      this.keyBuf = next;
+    }
+    const kb = this.keyBuf;
+    if (unshared < 64) {
+      for (let i = shared; i < klen; i++) kb[i] = d[p++]!;
+    } else {
+      kb.set(d.subarray(p, p + unshared), shared);
+      p += unshared;
+    }
+    this.keyLen = klen;
+    this.keyView = undefined;
+    this.valStart = p;
+    this.valEnd = p + vlen;
+    this.nextOff = p + vlen;
+    const restarts = this.restarts;
+    while (this.restartIdx + 1 < this.numRestarts && restarts[this.restartIdx + 1]! < at) this.restartIdx++;
+    this.isValid = true;
+    return true;
+  }
+}
