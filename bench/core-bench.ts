@@ -3,12 +3,15 @@
  * the public Store/Table API (core/api/store.ts). Usage:
  *
  *   npx tsx bench/core-bench.ts [--workloads a,b,...] [--num N] [--runs R] [--dir D]
- *                               [--reads N] [--writers W] [--seed S] [--profile DIR] [--out DIR]
+ *                               [--reads N] [--writers W] [--seed S] [--qualifier-bytes 0|1]
+ *                               [--profile DIR] [--out DIR]
  *
  * Dataset: `num` entries, 16-byte row keys ("%016d" of the entry index, as db_bench),
- * one cell each in family 'f' with an EMPTY qualifier and an 8-byte value (random bytes
- * from a 64 KiB pool); the server assigns timestamps. 1 op = 1 cell = 24 bytes of
- * key + value for MB/s (MB = 2^20 bytes, as db_bench).
+ * one cell each in family 'f' with an EMPTY qualifier (--qualifier-bytes 1: the byte 'q')
+ * and an 8-byte value (random bytes from a 64 KiB pool); the server assigns timestamps.
+ * 1 op = 1 cell = 24 bytes of key + value for MB/s (MB = 2^20 bytes, as db_bench).
+ * Plain JS (production-like, no tsx keepNames overhead): bench/build.sh, then
+ * `node /tmp/horae-bench-build/bench/core-bench.js`; results go to core-js-<date>-<commit>.json.
  *
  * Workloads (run in the order given; each is repeated `runs` times, the median is kept):
  *   fillseq              keys in order, 1000 rows per mutate(), durability 'sync' (WAL with
@@ -46,7 +49,6 @@ const ENTRY_BYTES = KEY_BYTES + VALUE_BYTES;
 const BATCH_ROWS = 1000;
 const MULTIGET_KEYS = 100;
 const SEEK_LIMIT = 10;
-const EMPTY = new Uint8Array(0);
 const SMALLMEM: Partial<EmbeddedOptions> = { memstoreFlushBytes: 4 << 20, memstoreTotalBytes: 32 << 20 };
 
 const { values: args } = parseArgs({
@@ -60,6 +62,7 @@ const { values: args } = parseArgs({
     seed: { type: 'string', default: String(Date.now() % 1_000_000) },
     profile: { type: 'string' },
     out: { type: 'string', default: 'bench/results' },
+    'qualifier-bytes': { type: 'string', default: '0' },
   },
 });
 const NUM = Number(args.num);
@@ -70,6 +73,7 @@ const BASE_DIR = path.resolve(args.dir);
 const rnd = new Random(Number(args.seed));
 /** Running the tsc output (bench/build.sh) rather than the sources under tsx. */
 const COMPILED = import.meta.url.endsWith('.js');
+const QUALIFIER = args['qualifier-bytes'] === '1' ? Uint8Array.of(0x71) : new Uint8Array(0);
 
 // ---------------------------------------------------------------------------------------
 // Data
@@ -89,7 +93,7 @@ function batchOf(n: number, index: (j: number) => number): RowMutation[] {
   const rows: RowMutation[] = new Array(n);
   for (let j = 0; j < n; j++) {
     const i = index(j);
-    rows[j] = { key: keyAt(i), mutations: [{ type: 'put', family: 'f', qualifier: EMPTY, value: valueAt(i) }] };
+    rows[j] = { key: keyAt(i), mutations: [{ type: 'put', family: 'f', qualifier: QUALIFIER, value: valueAt(i) }] };
   }
   return rows;
 }
@@ -204,8 +208,6 @@ interface Workload {
   run(): Promise<Measured>;
 }
 
-
-
 async function freshFill(writers: number, keyIndex: (i: number) => number, opts: Partial<EmbeddedOptions> = {}): Promise<Measured> {
   const db = await openDb(opts);
   try {
@@ -292,7 +294,7 @@ async function main(): Promise<void> {
     ...environment(BASE_DIR),
     runtime: COMPILED ? 'compiled JS (tsc, bench/build.sh)' : 'tsx (esbuild transform with keepNames)',
     options: await probeOptions(),
-    dataset: { entries: NUM, reads: READS, keyBytes: KEY_BYTES, valueBytes: VALUE_BYTES, qualifierBytes: 0, family: 'f', batchRows: BATCH_ROWS, writers: WRITERS },
+    dataset: { entries: NUM, reads: READS, keyBytes: KEY_BYTES, valueBytes: VALUE_BYTES, qualifierBytes: QUALIFIER.length, family: 'f', batchRows: BATCH_ROWS, writers: WRITERS },
     runs: RUNS,
     seed: rnd.seed,
     workloads: names,
@@ -305,6 +307,7 @@ async function main(): Promise<void> {
     for (let r = 1; r <= RUNS; r++) {
       profileFile = args.profile === undefined ? undefined : path.join(args.profile, `core-${name}-run${r}.cpuprofile`);
       const s = summarizeRun(await w.run());
+      s.extra.load1m = Math.round(os.loadavg()[0]! * 100) / 100;
       printRun(name, r, s, w.unit);
       runs.push(s);
     }
@@ -313,7 +316,7 @@ async function main(): Promise<void> {
   for (const db of [...openDbs]) await closeDb(db);
   Object.assign(header, { loadAvg1mEnd: Math.round(os.loadavg()[0]! * 100) / 100, finished: new Date().toISOString() });
   console.log(`\n${table(results)}\n`);
-  console.log(`results: ${writeResults(path.resolve(args.out), COMPILED ? 'core-js' : 'core', header, results)}  (sink ${sink.value})`);
+  console.log(`results: ${writeResults(path.resolve(args.out), `core${COMPILED ? '-js' : ''}${QUALIFIER.length > 0 ? '-q1' : ''}`, header, results)}  (sink ${sink.value})`);
 }
 
 await main().catch(async (err: unknown) => {

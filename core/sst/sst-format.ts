@@ -1,7 +1,7 @@
 /**
  * Constants and small codecs shared by the SST writer, reader and dump: magic, format
  * version, footer layout, block handles, block trailers, compression type bytes.
- * Format: core/FORMAT.md, "SST" (drafted in core/format/sst.md).
+ * Format: core/FORMAT.md, "SST".
  *
  *   file   := dataBlock* filterBlock? propertiesBlock indexBlock footer
  *   block  := <bytes size> trailer             (a handle's size excludes the trailer)

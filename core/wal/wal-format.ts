@@ -1,6 +1,6 @@
 /**
  * WAL framing constants shared by wal-writer.ts and wal-reader.ts (leveldb db/log_format.h).
- * Format: core/FORMAT.md, "WAL" (drafted in core/format/wal.md).
+ * Format: core/FORMAT.md, "WAL".
  *
  * A WAL file is a sequence of 32 KiB blocks (the last one may be partial). Each block holds
  * physical records `[crc <u32>][len <u16>][type <u8>][data <bytes len>]`, big-endian; a

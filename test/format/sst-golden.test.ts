@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { FORMAT_DOC, hexExample, readFormatDoc } from '../helpers/format-doc.js';
 import { compareBytes, fromHex, fromUtf8, toHex, utf8 } from '../../core/api/bytes.js';
 import type { RandomAccessFile } from '../../core/fs/fs.js';
 import { KeyKind, compareInternalKeys, encodeInternalKey, parseInternalKey, rowOf } from '../../core/lsm/internal-key.js';
@@ -10,9 +9,8 @@ import { SstWriter } from '../../core/sst/sst-writer.js';
 import { MemFileSystem } from '../../core/fs/mem-fs.js';
 
 /** The document holding the SST section with its ```hex example (relative to the repo root). */
-const SST_FORMAT_DOC = 'core/format/sst.md';
+const SST_FORMAT_DOC = FORMAT_DOC;
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** The tiny SST of the example: what the writer must produce, byte for byte. */
 const TINY_HEX =
@@ -49,17 +47,6 @@ function bytesFile(path: string, bytes: Uint8Array): RandomAccessFile {
   };
 }
 
-/** The first ```hex block after the "SST" heading, with `#` annotations stripped. */
-function hexExampleFromDoc(doc: string): Uint8Array {
-  const lines = doc.split('\n');
-  const heading = lines.findIndex((l) => /^#{2,}\s+SST\b/.test(l));
-  expect(heading, `no "## SST" heading in ${SST_FORMAT_DOC}`).toBeGreaterThanOrEqual(0);
-  const start = lines.findIndex((l, i) => i > heading && l.trim() === '```hex');
-  expect(start, `no hex example in ${SST_FORMAT_DOC}`).toBeGreaterThan(heading);
-  const end = lines.findIndex((l, i) => i > start && l.trim() === '```');
-  const hex = lines.slice(start + 1, end).map((l) => l.replace(/#.*$/, '')).join('');
-  return fromHex(hex);
-}
 
 describe('SST golden bytes', () => {
   it('the writer produces exactly the committed bytes for a fixed tiny SST', async () => {
@@ -67,7 +54,7 @@ describe('SST golden bytes', () => {
   });
 
   it(`the annotated hex example in ${SST_FORMAT_DOC} is that file and decodes`, () => {
-    const bytes = hexExampleFromDoc(readFileSync(ROOT + SST_FORMAT_DOC, 'utf8'));
+    const bytes = hexExample(readFormatDoc(), 'SST');
     expect(toHex(bytes)).toBe(TINY_HEX);
     const r = SstReader.open(bytesFile('/doc/example.sst', bytes), { compare: compareBytes, cacheId: 1 });
     expect(r.props).toEqual({ tombstones: 1 });

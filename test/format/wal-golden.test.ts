@@ -2,21 +2,14 @@
  * Pins the WAL bytes: the writer's output for a fixed input must match exact hex, and the
  * annotated hex example in the format document must decode to the documented fields.
  */
-import { readFile } from 'node:fs/promises';
-import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { fromHex, fromUtf8, toHex, utf8 } from '../../core/api/bytes.js';
+import { fromUtf8, toHex, utf8 } from '../../core/api/bytes.js';
+import { FORMAT_DOC, hexExample, readFormatDoc } from '../helpers/format-doc.js';
 import { MemFileSystem } from '../../core/fs/mem-fs.js';
 import { WAL_MAGIC } from '../../core/wal/wal-format.js';
 import { readWal } from '../../core/wal/wal-reader.js';
 import { WalWriter } from '../../core/wal/wal-writer.js';
 
-/** The document holding the WAL section (switch to core/FORMAT.md once merged). */
-const WAL_DOC_PATH = 'core/format/wal.md';
-/** Heading of the section whose ```hex block is decoded. */
-const WAL_SECTION_HEADING = '## WAL';
-
-const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** META (log number 7) + FULL "hello". CRCs cross-checked with an independent CRC-32C. */
 const GOLDEN_HEX =
@@ -32,29 +25,13 @@ async function writeGolden(): Promise<Uint8Array> {
   return fs.readFile('/w/000007.log');
 }
 
-/** The bytes of the first ```hex block in the WAL section, comments stripped. */
-function hexExample(doc: string): Uint8Array {
-  const start = doc.indexOf(`${WAL_SECTION_HEADING} `);
-  if (start < 0) throw new Error(`${WAL_DOC_PATH}: no "${WAL_SECTION_HEADING}" section`);
-  const next = doc.indexOf('\n## ', start + 1);
-  const section = doc.slice(start, next < 0 ? undefined : next);
-  const m = /```hex\n([\s\S]*?)```/.exec(section);
-  if (m === null) throw new Error(`${WAL_DOC_PATH}: no \`\`\`hex block in the WAL section`);
-  const hex = m[1]!
-    .split('\n')
-    .map((line) => line.replace(/#.*$/, ''))
-    .join('');
-  return fromHex(hex);
-}
-
 describe('WAL golden bytes', () => {
   it('encodes META(log 7) + "hello" to exact bytes', async () => {
     expect(toHex(await writeGolden())).toBe(GOLDEN_HEX);
   });
 
-  it(`decodes the annotated example in ${WAL_DOC_PATH}`, async () => {
-    const doc = await readFile(`${REPO_ROOT}${WAL_DOC_PATH}`, 'utf8');
-    const bytes = hexExample(doc);
+  it(`decodes the annotated example in ${FORMAT_DOC}`, async () => {
+    const bytes = hexExample(readFormatDoc(), 'WAL');
     // The document shows what the writer produces.
     expect(toHex(bytes)).toBe(toHex(await writeGolden()));
     expect(toHex(bytes.subarray(7, 15))).toBe(toHex(WAL_MAGIC));
@@ -72,6 +49,6 @@ describe('WAL golden bytes', () => {
 
   it('finds the example even when other hex blocks precede the section', () => {
     const doc = '## Other\n```hex\nff\n```\n## WAL (`x`)\ntext\n```hex\n01 02 # c\n03\n```\n## SST\n';
-    expect(toHex(hexExample(doc))).toBe('010203');
+    expect(toHex(hexExample(doc, 'WAL'))).toBe('010203');
   });
 });
