@@ -7,7 +7,7 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    reporters: ['default'],
+    reporters: ['default', './test/helpers/summary-reporter.ts'],
     env: { HORAE_INVARIANTS: '1' },
   },
 });

@@ -1,0 +1,10 @@
+/**
+ * Public surface of the storage core: the Store seam and the backends that implement it.
+ * The time-series layer imports from here (composition root) or from core/api only.
+ */
+export * from './api/store.js';
+export * from './api/errors.js';
+export * from './api/bytes.js';
+export { openEmbeddedStore, embeddedCapabilities } from './embedded/embedded-store.js';
+export type { EmbeddedOptions, EmbeddedStoreExtras } from './embedded/embedded-store.js';
+export { openMemoryStore } from './memory/memory-store.js';
