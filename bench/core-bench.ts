@@ -161,12 +161,16 @@ async function getReadDb(forReads: boolean): Promise<Db> {
 let profileFile: string | undefined;
 const timed = <T>(fn: () => Promise<T>): Promise<T> => profiled(profileFile, fn);
 
-/** Runs a fill on `db`, sampling stalled writers, and adds the background work it caused. */
+/** Runs a fill on `db`, sampling stalled writers and memstore bytes every 5 ms, and adds the background work it caused. */
 async function fill(db: Db, writers: number, keyIndex: (i: number) => number): Promise<Measured> {
   const before = await db.store.stats();
   let maxStalled = 0;
+  let maxMemstore = 0;
   const sampler = setInterval(() => {
-    void db.store.stats().then((s) => (maxStalled = Math.max(maxStalled, s.stalledWriters)));
+    void db.store.stats().then((s) => {
+      maxStalled = Math.max(maxStalled, s.stalledWriters);
+      maxMemstore = Math.max(maxMemstore, s.memstoreBytes);
+    });
   }, 5);
   const m = await timed(() => timeCalls(Math.ceil(NUM / BATCH_ROWS), writers, ENTRY_BYTES, async (b) => {
     const n = Math.min(BATCH_ROWS, NUM - b * BATCH_ROWS);
@@ -180,6 +184,7 @@ async function fill(db: Db, writers: number, keyIndex: (i: number) => number): P
   const after = await db.store.stats();
   m.extra = {
     maxStalledWriters: maxStalled,
+    maxMemstoreMiB: maxMemstore / 1048576,
     flushes: during.flushesDone - before.flushesDone,
     compactions: during.compactionsDone - before.compactionsDone,
     idleAfterS: (performance.now() - t0) / 1000,

@@ -19,7 +19,7 @@
 import type { Cell } from '../api/store.js';
 import type { InternalIterator } from '../iter/internal-iterator.js';
 import { compareRange } from '../api/bytes.js';
-import { KeyKind, TRAILER_BYTES, kindOf, seqOf, timestampOf } from './internal-key.js';
+import { KeyKind, TRAILER_BYTES, seqOf, timestampOf } from './internal-key.js';
 
 export interface FamilyRule {
   readonly maxVersions: number;
@@ -54,41 +54,72 @@ interface Marker {
 
 const DEFAULT_RULE: FamilyRule = { maxVersions: 1, ttlMs: undefined };
 
-/** Receives the surviving versions of each column, newest first. */
-type ColumnSink = (family: string, rule: FamilyRule, qualifier: Uint8Array, survivors: ColEntry[]) => void;
+/**
+ * Receives the surviving versions of each column, newest first: `col` numbers the columns
+ * of the row (it changes when a new column starts), `key` is set in compaction mode only.
+ */
+type VersionSink = (
+  family: string, rule: FamilyRule, qualifier: Uint8Array, ts: number, value: Uint8Array,
+  key: Uint8Array | undefined, col: number,
+) => void;
+
+const NO_MARKERS: Marker[] = [];
 
 /**
  * Consumes every entry of the row at the iterator's position (the iterator must be valid and
- * at the row's first entry) and calls `sink` for each column with survivors. Leaves the
+ * at the row's first entry) and calls `sink` for each surviving version. Leaves the
  * iterator at the first entry of the next row (or invalid).
+ *
+ * NB: hot path of every scan. The first entry of a column is kept in locals; only columns
+ * with several entries (versions, markers) allocate and take the general replay.
  */
 function consumeRow(
   it: InternalIterator, snapshotSeq: number, families: ReadonlyMap<string, FamilyRule>,
-  keepKeys: boolean, sink: ColumnSink,
+  keepKeys: boolean, sink: VersionSink,
 ): void {
   let k = it.key();
   const rowLen = (k[0]! << 8) | k[1]!;
   const row = k.slice(2, 2 + rowLen);
-  const rowMarkers: Marker[] = [];
-  let famMarkers: Marker[] = [];
+  let rowMarkers = NO_MARKERS;
+  let famMarkers = NO_MARKERS;
   let famBytes: Uint8Array | undefined;
   let family = '';
   let rule = DEFAULT_RULE;
   let qual: Uint8Array | undefined;
-  let col: ColEntry[] = [];
+  let colNo = 0;
+  // The current column: its first entry in locals, further entries in `more`.
+  let n = 0;
+  let fTs = 0;
+  let fSeq = 0;
+  let fKind = 0;
+  let fValue: Uint8Array | undefined;
+  let fKey: Uint8Array | undefined;
+  let more: ColEntry[] | undefined;
 
   const finishColumn = (): void => {
-    if (qual === undefined || col.length === 0) return;
+    if (n === 0) return;
+    colNo++;
+    if (n === 1) {
+      n = 0;
+      if (fKind !== KeyKind.Put) return;
+      if (rowMarkers.length > 0 && coveredBy(rowMarkers, fTs, fSeq)) return;
+      if (famMarkers.length > 0 && coveredBy(famMarkers, fTs, fSeq)) return;
+      sink(family, rule, qual!, fTs, fValue!, fKey, colNo);
+      return;
+    }
+    const col: ColEntry[] = [{ ts: fTs, seq: fSeq, kind: fKind, value: fValue!, key: fKey }, ...more!];
+    n = 0;
+    more = undefined;
     const survivors = resolveColumn(col, rowMarkers, famMarkers, rule.maxVersions);
-    if (survivors.length > 0) sink(family, rule, qual, survivors);
-    col = [];
+    for (const v of survivors) sink(family, rule, qual!, v.ts, v.value, v.key, colNo);
   };
 
   for (;;) {
     const seq = seqOf(k);
     if (seq <= snapshotSeq) {
-      const kind = kindOf(k);
+      const kind = k[k.length - 1]!;
       if (kind === KeyKind.DeleteRow) {
+        if (rowMarkers === NO_MARKERS) rowMarkers = [];
         rowMarkers.push({ ts: timestampOf(k), seq });
       } else {
         const fs = 2 + rowLen;
@@ -99,9 +130,10 @@ function consumeRow(
           famBytes = k.slice(fs + 1, fs + 1 + fl);
           family = String.fromCharCode.apply(null, famBytes as unknown as number[]);
           rule = families.get(family) ?? DEFAULT_RULE;
-          famMarkers = [];
+          famMarkers = NO_MARKERS;
         }
         if (kind === KeyKind.DeleteFamily) {
+          if (famMarkers === NO_MARKERS) famMarkers = [];
           famMarkers.push({ ts: timestampOf(k), seq });
         } else {
           const qs = fs + 1 + fl;
@@ -110,7 +142,17 @@ function consumeRow(
             finishColumn();
             qual = k.slice(qs, qe);
           }
-          col.push({ ts: timestampOf(k), seq, kind, value: it.value(), key: keepKeys ? k.slice() : undefined });
+          if (n === 0) {
+            fTs = timestampOf(k);
+            fSeq = seq;
+            fKind = kind;
+            fValue = it.value();
+            fKey = keepKeys ? k.slice() : undefined;
+          } else {
+            if (more === undefined) more = [];
+            more.push({ ts: timestampOf(k), seq, kind, value: it.value(), key: keepKeys ? k.slice() : undefined });
+          }
+          n++;
         }
       }
     }
@@ -122,10 +164,10 @@ function consumeRow(
   finishColumn();
 }
 
-function covered(ms: Marker[], e: ColEntry): boolean {
+function coveredBy(ms: Marker[], ts: number, seq: number): boolean {
   for (let i = 0; i < ms.length; i++) {
     const m = ms[i]!;
-    if (m.ts >= e.ts && m.seq > e.seq) return true;
+    if (m.ts >= ts && m.seq > seq) return true;
   }
   return false;
 }
@@ -135,7 +177,7 @@ function resolveColumn(col: ColEntry[], rowMarkers: Marker[], famMarkers: Marker
   if (col.length === 1) {
     const e = col[0]!;
     if (e.kind !== KeyKind.Put) return [];
-    if (covered(rowMarkers, e) || covered(famMarkers, e)) return [];
+    if (coveredBy(rowMarkers, e.ts, e.seq) || coveredBy(famMarkers, e.ts, e.seq)) return [];
     return col;
   }
   // General case: replay puts and markers in sequence order.
@@ -179,17 +221,25 @@ export function readRow(it: InternalIterator, ctx: RowReadContext): { key: Uint8
   const cells: Cell[] = [];
   const { familyFilter, cellMatches, nowMs } = ctx;
   const want = ctx.maxVersions;
-  consumeRow(it, ctx.snapshotSeq, ctx.families, false, (family, rule, qualifier, survivors) => {
-    if (familyFilter !== undefined && !familyFilter.has(family)) return;
-    let n = 0;
-    for (let i = 0; i < survivors.length && n < want; i++) {
-      const s = survivors[i]!;
-      if (rule.ttlMs !== undefined && nowMs - s.ts > rule.ttlMs) break; // older ones are expired too
-      if (cellMatches !== undefined && !cellMatches(family, qualifier, s.ts)) continue;
-      // NB: values are views into memstore and block buffers: copy, the caller owns them.
-      cells.push({ family, qualifier, timestamp: s.ts, value: s.value.slice() });
-      n++;
+  let lastCol = -1;
+  let taken = 0;
+  let expired = false;
+  consumeRow(it, ctx.snapshotSeq, ctx.families, false, (family, rule, qualifier, ts, value, _key, col) => {
+    if (col !== lastCol) {
+      lastCol = col;
+      taken = 0;
+      expired = false;
     }
+    if (taken >= want || expired) return;
+    if (familyFilter !== undefined && !familyFilter.has(family)) return;
+    if (rule.ttlMs !== undefined && nowMs - ts > rule.ttlMs) {
+      expired = true; // older versions are expired too
+      return;
+    }
+    if (cellMatches !== undefined && !cellMatches(family, qualifier, ts)) return;
+    // NB: values are views into memstore and block buffers: copy, the caller owns them.
+    cells.push({ family, qualifier, timestamp: ts, value: value.slice() });
+    taken++;
   });
   return { key, cells };
 }
@@ -204,10 +254,8 @@ export function compactRow(
   it: InternalIterator, snapshotSeq: number, nowMs: number, families: ReadonlyMap<string, FamilyRule>,
   emit: (key: Uint8Array, value: Uint8Array) => void,
 ): void {
-  consumeRow(it, snapshotSeq, families, true, (_family, rule, _qualifier, survivors) => {
-    for (const s of survivors) {
-      if (rule.ttlMs !== undefined && nowMs - s.ts > rule.ttlMs) break;
-      emit(s.key!, s.value);
-    }
+  consumeRow(it, snapshotSeq, families, true, (_family, rule, _qualifier, ts, value, key) => {
+    if (rule.ttlMs !== undefined && nowMs - ts > rule.ttlMs) return;
+    emit(key!, value);
   });
 }
