@@ -64,6 +64,8 @@ export interface EngineCounters {
   compactionsInProgress: number;
   stalledWriters: number;
   recoveryDroppedBytes: number;
+  /** Bytes of a torn record at the end of the newest WAL file at open (a crash mid-append). */
+  recoveryTornTailBytes: number;
   backgroundErrors: number;
   lastBackgroundError: string | undefined;
 }
@@ -81,7 +83,7 @@ export class Engine {
   readonly counters: EngineCounters = {
     flushesDone: 0, compactionsDone: 0, majorCompactionsDone: 0, splitsDone: 0,
     flushesInProgress: 0, compactionsInProgress: 0, stalledWriters: 0,
-    recoveryDroppedBytes: 0, backgroundErrors: 0, lastBackgroundError: undefined,
+    recoveryDroppedBytes: 0, recoveryTornTailBytes: 0, backgroundErrors: 0, lastBackgroundError: undefined,
   };
   seqs!: SeqTracker;
   /** Last sequence number assigned. */
@@ -107,6 +109,8 @@ export class Engine {
   private manifestQueued: Promise<void> | undefined;
   private stallWaiters: (() => void)[] = [];
   private fatal: StoreError | undefined;
+  /** Set at a graceful close once the WAL is synced and closed (see ManifestState.cleanLog). */
+  private cleanLog: number | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
   private maintenanceTimer: ReturnType<typeof setInterval> | undefined;
@@ -231,6 +235,21 @@ export class Engine {
           }
         },
       });
+      if (res.tornTail && res.tornTailBytes > 0) {
+        // Normal at the end of the newest log after a crash (mid-append). Anywhere else (an
+        // older log, or a log the last graceful close synced whole) a "torn tail" can only
+        // be damage (a flipped length byte) and acknowledged records after it are lost:
+        // count it, and refuse to open with paranoidChecks.
+        const crashTail = n === wals[wals.length - 1] && state.cleanLog !== n;
+        if (!crashTail) {
+          this.counters.recoveryDroppedBytes += res.tornTailBytes;
+          if (this.opts.paranoidChecks) {
+            throw new StoreError('STORE_CORRUPTION', `wal ${path}: offset ${res.records.length > 0 ? 'after the last good record' : 'after the header'}: ${res.tornTailBytes} bytes at the end of a log that was closed whole cannot be read (a damaged record)`);
+          }
+        } else {
+          this.counters.recoveryTornTailBytes += res.tornTailBytes;
+        }
+      }
       let maxSeq = 0;
       for (const rec of res.records) {
         const b = decodeBatch(rec, `wal ${path}`);
@@ -741,6 +760,7 @@ export class Engine {
     return {
       nextFileNumber: this.nextFileNumber, nextTableId: this.nextTableId, nextRegionId: this.nextRegionId,
       lastSeq: this.lastSeq, tables, regions, files,
+      ...(this.cleanLog !== undefined ? { cleanLog: this.cleanLog } : {}),
     };
   }
 
@@ -862,8 +882,17 @@ export class Engine {
       this.releaseStalled();
       await this.idle();
       if (this.walRotating !== undefined) await this.walRotating;
-      await this.wal.close().catch((err: unknown) => this.noteBackgroundError(err));
+      let walClosed = true;
+      await this.wal.close().catch((err: unknown) => {
+        walClosed = false;
+        this.noteBackgroundError(err);
+      });
       await this.manifestChain;
+      if (walClosed && this.fatal === undefined) {
+        this.cleanLog = this.wal.logNumber;
+        await this.saveManifest().catch((err: unknown) => this.noteBackgroundError(err));
+        await this.manifestChain;
+      }
       await this.runner.close();
       await this.readers.close();
       await this.lock?.release().catch(() => undefined);

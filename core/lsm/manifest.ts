@@ -4,7 +4,7 @@
  * directory). Format: core/FORMAT.md, "Manifest".
  *
  *   [8 bytes magic "HORAEMAN"][u32 format version = 1][u32 payload length]
- *   [u32 masked crc32c of payload][payload: MessagePack map, see ManifestState]
+ *   [u32 masked crc32c of bytes 8..16 (version, length) and the payload][payload: MessagePack]
  *
  * Recovery reads it, then replays WAL records newer than each region's flushedSeq.
  */
@@ -49,6 +49,11 @@ export interface ManifestState {
   readonly tables: readonly TableMeta[];
   readonly regions: readonly RegionMeta[];
   readonly files: readonly FileMeta[];
+  /**
+   * Set by a graceful close: the WAL file that was closed and synced whole. A torn record
+   * at its end can only be damage, not a crash in the middle of an append.
+   */
+  readonly cleanLog?: number;
 }
 
 export function emptyManifest(): ManifestState {
@@ -64,9 +69,14 @@ export function encodeManifest(state: ManifestState): Uint8Array {
   const dv = new DataView(out.buffer);
   dv.setUint32(8, MANIFEST_VERSION);
   dv.setUint32(12, payload.length);
-  dv.setUint32(16, maskCrc(crc32c(payload)));
   out.set(payload, HEADER_BYTES);
+  dv.setUint32(16, maskCrc(manifestCrc(out)));
   return out;
+}
+
+/** CRC-32C over the version and length fields, then the payload (the crc field skipped). */
+export function manifestCrc(bytes: Uint8Array): number {
+  return crc32c(bytes, HEADER_BYTES, bytes.length, crc32c(bytes, 8, 16));
 }
 
 function toBytes(v: unknown): Uint8Array {
@@ -82,20 +92,22 @@ export function decodeManifest(bytes: Uint8Array, path: string): ManifestState {
     if (bytes[i] !== MANIFEST_MAGIC[i]) throw new StoreError('STORE_CORRUPTION', `manifest ${path}: bad magic at offset 0`);
   }
   const dv = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-  const version = dv.getUint32(8);
-  if (version > MANIFEST_VERSION) {
-    throw new StoreError('STORE_NOT_SUPPORTED', `manifest ${path}: format version ${version} is newer than supported version ${MANIFEST_VERSION}`);
-  }
   const len = dv.getUint32(12);
   if (HEADER_BYTES + len !== bytes.length) {
     throw new StoreError('STORE_CORRUPTION', `manifest ${path}: payload length ${len} at offset 12 does not match file size ${bytes.length}`);
   }
+  // NB: the checksum covers the version: check it first, so bit rot reads as corruption.
   const stored = unmaskCrc(dv.getUint32(16));
-  const payload = bytes.subarray(HEADER_BYTES);
-  const computed = crc32c(payload);
+  const computed = manifestCrc(bytes);
   if (stored !== computed) {
     throw new StoreError('STORE_CORRUPTION', `manifest ${path}: checksum mismatch at offset 16: stored 0x${stored.toString(16)}, computed 0x${computed.toString(16)}`);
   }
+  const version = dv.getUint32(8);
+  if (version > MANIFEST_VERSION) {
+    throw new StoreError('STORE_NOT_SUPPORTED', `manifest ${path}: format version ${version} is newer than supported version ${MANIFEST_VERSION}`);
+  }
+  if (version === 0) throw new StoreError('STORE_CORRUPTION', `manifest ${path}: invalid format version 0 at offset 8`);
+  const payload = bytes.subarray(HEADER_BYTES);
   let raw: ManifestState;
   try {
     raw = packr.unpack(payload) as ManifestState;

@@ -13,8 +13,8 @@ import type { NormalizedReadOptions, NormalizedScanSpec } from '../api/validate.
 import { compileReadFilter, fuzzyNextKey, intersectPrefixRange, prefixOfFilter } from '../api/filters.js';
 import type { CompiledFilter } from '../api/filters.js';
 import type { FuzzyRule, RowFilter } from '../api/store.js';
-import { compareBytes } from '../api/bytes.js';
-import { throwIfAborted } from '../api/errors.js';
+import { compareBytes, toHex } from '../api/bytes.js';
+import { StoreError, throwIfAborted } from '../api/errors.js';
 import type { InternalIterator } from '../iter/internal-iterator.js';
 import { MergingIterator } from '../iter/merging-iterator.js';
 import type { Engine } from './engine.js';
@@ -260,12 +260,19 @@ export async function* scanRows(engine: Engine, t: TableState, s: NormalizedScan
             else it.seekForPrev(rowStartKey(region.end));
           } else it.seekForPrev(rowStartKey(upper));
           upper = undefined;
+          let prevRow: Uint8Array | undefined;
           while (it.valid) {
             const k = it.key();
             const row = k.slice(2, 2 + ((k[0]! << 8) | k[1]!));
             if (compareBytes(row, lowBound) < 0) break;
+            if (prevRow !== undefined && compareBytes(row, prevRow) >= 0) {
+              // Only a damaged file (read without checksums) can make the iterator step forward.
+              throw new StoreError('STORE_CORRUPTION', `reverse scan of table ${t.name}: row ${toHex(row)} does not precede ${toHex(prevRow)}`);
+            }
+            prevRow = row;
             if (!filter.hasRowFilter || filter.rowMatches(row)) {
               it.seek(rowStartKey(row));
+              if (!it.valid) break; // an I/O or checksum error: reported just below
               const r = readRow(it, ctx);
               if (r.cells.length > 0) {
                 batch.push(r);

@@ -53,115 +53,185 @@ interface Marker {
 }
 
 const DEFAULT_RULE: FamilyRule = { maxVersions: 1, ttlMs: undefined };
-
-/**
- * Receives the surviving versions of each column, newest first: `col` numbers the columns
- * of the row (it changes when a new column starts), `key` is set in compaction mode only.
- */
-type VersionSink = (
-  family: string, rule: FamilyRule, qualifier: Uint8Array, ts: number, value: Uint8Array,
-  key: Uint8Array | undefined, col: number,
-) => void;
-
 const NO_MARKERS: Marker[] = [];
 
 /**
- * Consumes every entry of the row at the iterator's position (the iterator must be valid and
- * at the row's first entry) and calls `sink` for each surviving version. Leaves the
- * iterator at the first entry of the next row (or invalid).
+ * Walks the entries of one row and produces its surviving versions, either as cells for a
+ * reader (`readRow`) or as entries for a major compaction (`compactRow`). One instance is
+ * reused for every row (its state is reset per row): this is the hot path of every scan,
+ * so it keeps the first entry of each column in fields and allocates only for columns with
+ * several entries (versions, markers), which take the general replay.
  *
- * NB: hot path of every scan. The first entry of a column is kept in locals; only columns
- * with several entries (versions, markers) allocate and take the general replay.
+ * Not reentrant; synchronous; single-threaded.
  */
-function consumeRow(
-  it: InternalIterator, snapshotSeq: number, families: ReadonlyMap<string, FamilyRule>,
-  keepKeys: boolean, sink: VersionSink,
-): void {
-  let k = it.key();
-  const rowLen = (k[0]! << 8) | k[1]!;
-  const row = k.slice(2, 2 + rowLen);
-  let rowMarkers = NO_MARKERS;
-  let famMarkers = NO_MARKERS;
-  let famBytes: Uint8Array | undefined;
-  let family = '';
-  let rule = DEFAULT_RULE;
-  let qual: Uint8Array | undefined;
-  let colNo = 0;
-  // The current column: its first entry in locals, further entries in `more`.
-  let n = 0;
-  let fTs = 0;
-  let fSeq = 0;
-  let fKind = 0;
-  let fValue: Uint8Array | undefined;
-  let fKey: Uint8Array | undefined;
-  let more: ColEntry[] | undefined;
+class RowAssembler {
+  // Per read.
+  private ctx: RowReadContext | undefined;
+  private emitEntry: ((key: Uint8Array, value: Uint8Array) => void) | undefined;
+  private nowMs = 0;
+  private families: ReadonlyMap<string, FamilyRule> = new Map();
+  // Family cache: kept across rows of one read (families repeat row after row).
+  private famBytes: Uint8Array | undefined;
+  private family = '';
+  private rule = DEFAULT_RULE;
+  // Per row.
+  private rowMarkers = NO_MARKERS;
+  private famMarkers = NO_MARKERS;
+  private cells: Cell[] = [];
+  // Per column.
+  private qual: Uint8Array | undefined;
+  private n = 0;
+  private fTs = 0;
+  private fSeq = 0;
+  private fKind = 0;
+  private fValue: Uint8Array | undefined;
+  private fKey: Uint8Array | undefined;
+  private more: ColEntry[] | undefined;
 
-  const finishColumn = (): void => {
-    if (n === 0) return;
-    colNo++;
-    if (n === 1) {
-      n = 0;
-      if (fKind !== KeyKind.Put) return;
-      if (rowMarkers.length > 0 && coveredBy(rowMarkers, fTs, fSeq)) return;
-      if (famMarkers.length > 0 && coveredBy(famMarkers, fTs, fSeq)) return;
-      sink(family, rule, qual!, fTs, fValue!, fKey, colNo);
-      return;
+  private begin(families: ReadonlyMap<string, FamilyRule>, nowMs: number): void {
+    if (families !== this.families) {
+      this.families = families;
+      this.famBytes = undefined;
     }
-    const col: ColEntry[] = [{ ts: fTs, seq: fSeq, kind: fKind, value: fValue!, key: fKey }, ...more!];
-    n = 0;
-    more = undefined;
-    const survivors = resolveColumn(col, rowMarkers, famMarkers, rule.maxVersions);
-    for (const v of survivors) sink(family, rule, qual!, v.ts, v.value, v.key, colNo);
-  };
+    this.nowMs = nowMs;
+  }
 
-  for (;;) {
-    const seq = seqOf(k);
-    if (seq <= snapshotSeq) {
-      const kind = k[k.length - 1]!;
-      if (kind === KeyKind.DeleteRow) {
-        if (rowMarkers === NO_MARKERS) rowMarkers = [];
-        rowMarkers.push({ ts: timestampOf(k), seq });
-      } else {
-        const fs = 2 + rowLen;
-        const fl = k[fs]!;
-        if (famBytes === undefined || compareRange(k, fs + 1, fs + 1 + fl, famBytes, 0, famBytes.length) !== 0) {
-          finishColumn();
-          qual = undefined;
-          famBytes = k.slice(fs + 1, fs + 1 + fl);
-          family = String.fromCharCode.apply(null, famBytes as unknown as number[]);
-          rule = families.get(family) ?? DEFAULT_RULE;
-          famMarkers = NO_MARKERS;
-        }
-        if (kind === KeyKind.DeleteFamily) {
-          if (famMarkers === NO_MARKERS) famMarkers = [];
-          famMarkers.push({ ts: timestampOf(k), seq });
+  readRow(it: InternalIterator, ctx: RowReadContext): { key: Uint8Array; cells: Cell[] } {
+    this.begin(ctx.families, ctx.nowMs);
+    this.ctx = ctx;
+    this.emitEntry = undefined;
+    this.cells = [];
+    const key = this.consume(it, ctx.snapshotSeq, false);
+    const cells = this.cells;
+    this.cells = [];
+    this.ctx = undefined;
+    return { key, cells };
+  }
+
+  compactRow(
+    it: InternalIterator, snapshotSeq: number, nowMs: number, families: ReadonlyMap<string, FamilyRule>,
+    emit: (key: Uint8Array, value: Uint8Array) => void,
+  ): void {
+    this.begin(families, nowMs);
+    this.ctx = undefined;
+    this.emitEntry = emit;
+    this.consume(it, snapshotSeq, true);
+    this.emitEntry = undefined;
+  }
+
+  /** Consumes the row at the iterator (valid, at the row's first entry); returns the row key. */
+  private consume(it: InternalIterator, snapshotSeq: number, keepKeys: boolean): Uint8Array {
+    let k = it.key();
+    const rowLen = (k[0]! << 8) | k[1]!;
+    const row = k.slice(2, 2 + rowLen);
+    this.rowMarkers = NO_MARKERS;
+    this.famMarkers = NO_MARKERS;
+    this.qual = undefined;
+    this.n = 0;
+    let famSeen = false;
+    for (;;) {
+      const seq = seqOf(k);
+      if (seq <= snapshotSeq) {
+        const kind = k[k.length - 1]!;
+        if (kind === KeyKind.DeleteRow) {
+          if (this.rowMarkers === NO_MARKERS) this.rowMarkers = [];
+          this.rowMarkers.push({ ts: timestampOf(k), seq });
         } else {
-          const qs = fs + 1 + fl;
-          const qe = k.length - TRAILER_BYTES;
-          if (qual === undefined || compareRange(k, qs, qe, qual, 0, qual.length) !== 0) {
-            finishColumn();
-            qual = k.slice(qs, qe);
+          const fs = 2 + rowLen;
+          const fl = k[fs]!;
+          const fb = this.famBytes;
+          if (fb === undefined || compareRange(k, fs + 1, fs + 1 + fl, fb, 0, fb.length) !== 0) {
+            this.finishColumn();
+            this.qual = undefined;
+            this.famMarkers = NO_MARKERS;
+            const bytes = k.slice(fs + 1, fs + 1 + fl);
+            this.famBytes = bytes;
+            this.family = String.fromCharCode.apply(null, bytes as unknown as number[]);
+            this.rule = this.families.get(this.family) ?? DEFAULT_RULE;
+          } else if (!famSeen) {
+            // Same family as the previous row's last one: a new row starts a new column.
+            this.famMarkers = NO_MARKERS;
           }
-          if (n === 0) {
-            fTs = timestampOf(k);
-            fSeq = seq;
-            fKind = kind;
-            fValue = it.value();
-            fKey = keepKeys ? k.slice() : undefined;
+          famSeen = true;
+          if (kind === KeyKind.DeleteFamily) {
+            if (this.famMarkers === NO_MARKERS) this.famMarkers = [];
+            this.famMarkers.push({ ts: timestampOf(k), seq });
           } else {
-            if (more === undefined) more = [];
-            more.push({ ts: timestampOf(k), seq, kind, value: it.value(), key: keepKeys ? k.slice() : undefined });
+            const qs = fs + 1 + fl;
+            const qe = k.length - TRAILER_BYTES;
+            const q = this.qual;
+            if (q === undefined || compareRange(k, qs, qe, q, 0, q.length) !== 0) {
+              this.finishColumn();
+              this.qual = k.slice(qs, qe);
+            }
+            if (this.n === 0) {
+              this.fTs = timestampOf(k);
+              this.fSeq = seq;
+              this.fKind = kind;
+              this.fValue = it.value();
+              this.fKey = keepKeys ? k.slice() : undefined;
+            } else {
+              if (this.more === undefined) this.more = [];
+              this.more.push({ ts: timestampOf(k), seq, kind, value: it.value(), key: keepKeys ? k.slice() : undefined });
+            }
+            this.n++;
           }
-          n++;
         }
       }
+      it.next();
+      if (!it.valid) break;
+      k = it.key();
+      if (((k[0]! << 8) | k[1]!) !== rowLen || compareRange(k, 2, 2 + rowLen, row, 0, rowLen) !== 0) break;
     }
-    it.next();
-    if (!it.valid) break;
-    k = it.key();
-    if (((k[0]! << 8) | k[1]!) !== rowLen || compareRange(k, 2, 2 + rowLen, row, 0, rowLen) !== 0) break;
+    this.finishColumn();
+    return row;
   }
-  finishColumn();
+
+  private finishColumn(): void {
+    const n = this.n;
+    if (n === 0) return;
+    this.n = 0;
+    if (n === 1) {
+      if (this.fKind !== KeyKind.Put) return;
+      if (this.rowMarkers.length > 0 && coveredBy(this.rowMarkers, this.fTs, this.fSeq)) return;
+      if (this.famMarkers.length > 0 && coveredBy(this.famMarkers, this.fTs, this.fSeq)) return;
+      this.startVersions();
+      this.version(this.fTs, this.fValue!, this.fKey);
+      return;
+    }
+    const col: ColEntry[] = [{ ts: this.fTs, seq: this.fSeq, kind: this.fKind, value: this.fValue!, key: this.fKey }, ...this.more!];
+    this.more = undefined;
+    const survivors = resolveColumn(col, this.rowMarkers, this.famMarkers, this.rule.maxVersions);
+    this.startVersions();
+    for (const v of survivors) if (!this.version(v.ts, v.value, v.key)) break;
+  }
+
+  private taken = 0;
+
+  private startVersions(): void {
+    this.taken = 0;
+  }
+
+  /** One surviving version, newest first within its column; false when the column is done. */
+  private version(ts: number, value: Uint8Array, key: Uint8Array | undefined): boolean {
+    const rule = this.rule;
+    // Older versions of an expired cell are expired too.
+    if (rule.ttlMs !== undefined && this.nowMs - ts > rule.ttlMs) return false;
+    const emit = this.emitEntry;
+    if (emit !== undefined) {
+      emit(key!, value);
+      return true;
+    }
+    const ctx = this.ctx!;
+    if (this.taken >= ctx.maxVersions) return false;
+    if (ctx.familyFilter !== undefined && !ctx.familyFilter.has(this.family)) return false;
+    const q = this.qual!;
+    if (ctx.cellMatches !== undefined && !ctx.cellMatches(this.family, q, ts)) return true;
+    // NB: values are views into memstore and block buffers: copy, the caller owns them.
+    this.cells.push({ family: this.family, qualifier: q, timestamp: ts, value: value.slice() });
+    this.taken++;
+    return true;
+  }
 }
 
 function coveredBy(ms: Marker[], ts: number, seq: number): boolean {
@@ -211,37 +281,14 @@ function resolveColumn(col: ColEntry[], rowMarkers: Marker[], famMarkers: Marker
   return versions;
 }
 
+const assembler = new RowAssembler();
+
 /**
  * Reads the row at the iterator's position into the cells a reader sees (possibly none)
- * and advances to the next row. `row` receives a copy of the row key.
+ * and advances to the next row; `key` is a copy of the row key.
  */
 export function readRow(it: InternalIterator, ctx: RowReadContext): { key: Uint8Array; cells: Cell[] } {
-  const k = it.key();
-  const key = k.slice(2, 2 + ((k[0]! << 8) | k[1]!));
-  const cells: Cell[] = [];
-  const { familyFilter, cellMatches, nowMs } = ctx;
-  const want = ctx.maxVersions;
-  let lastCol = -1;
-  let taken = 0;
-  let expired = false;
-  consumeRow(it, ctx.snapshotSeq, ctx.families, false, (family, rule, qualifier, ts, value, _key, col) => {
-    if (col !== lastCol) {
-      lastCol = col;
-      taken = 0;
-      expired = false;
-    }
-    if (taken >= want || expired) return;
-    if (familyFilter !== undefined && !familyFilter.has(family)) return;
-    if (rule.ttlMs !== undefined && nowMs - ts > rule.ttlMs) {
-      expired = true; // older versions are expired too
-      return;
-    }
-    if (cellMatches !== undefined && !cellMatches(family, qualifier, ts)) return;
-    // NB: values are views into memstore and block buffers: copy, the caller owns them.
-    cells.push({ family, qualifier, timestamp: ts, value: value.slice() });
-    taken++;
-  });
-  return { key, cells };
+  return assembler.readRow(it, ctx);
 }
 
 /**
@@ -254,8 +301,5 @@ export function compactRow(
   it: InternalIterator, snapshotSeq: number, nowMs: number, families: ReadonlyMap<string, FamilyRule>,
   emit: (key: Uint8Array, value: Uint8Array) => void,
 ): void {
-  consumeRow(it, snapshotSeq, families, true, (_family, rule, _qualifier, ts, value, key) => {
-    if (rule.ttlMs !== undefined && nowMs - ts > rule.ttlMs) return;
-    emit(key!, value);
-  });
+  assembler.compactRow(it, snapshotSeq, nowMs, families, emit);
 }

@@ -109,6 +109,13 @@ export function decodeFooter(b: Uint8Array, path: string, footerOffset: number):
   if (hi !== SST_MAGIC_HI || lo !== SST_MAGIC_LO) {
     throw corruption(`${where}: bad magic 0x${hex32(hi)}${hex32(lo)}, want 0x${SST_MAGIC_HEX}`);
   }
+  // NB: the checksum covers the version, so check it first: bit rot in the version field
+  // must read as corruption, not as "written by a newer version".
+  const stored = dv.getUint32(40);
+  const computed = maskCrc(crc32c(b, 0, FOOTER_CHECKSUMMED_BYTES));
+  if (stored !== computed) {
+    throw corruption(`${where}: checksum mismatch: stored 0x${hex32(stored)}, computed 0x${hex32(computed)}`);
+  }
   const version = dv.getUint32(36);
   if (version > SST_FORMAT_VERSION) {
     throw new StoreError(
@@ -117,11 +124,6 @@ export function decodeFooter(b: Uint8Array, path: string, footerOffset: number):
     );
   }
   if (version === 0) throw corruption(`${where}: invalid format version 0`);
-  const stored = dv.getUint32(40);
-  const computed = maskCrc(crc32c(b, 0, FOOTER_CHECKSUMMED_BYTES));
-  if (stored !== computed) {
-    throw corruption(`${where}: checksum mismatch: stored 0x${hex32(stored)}, computed 0x${hex32(computed)}`);
-  }
   const handles: BlockHandle[] = [];
   for (let o = 0; o < 36; o += 12) {
     const offHi = dv.getUint32(o);

@@ -23,7 +23,8 @@ import { bloomKey, compare } from '../lsm/sst-options.js';
 import { decodeBatch } from '../lsm/write-batch.js';
 import { dumpSst } from '../sst/dump.js';
 import { SstReader } from '../sst/sst-reader.js';
-import { crc32c, unmaskCrc } from '../util/crc32c.js';
+import { unmaskCrc } from '../util/crc32c.js';
+import { manifestCrc } from '../lsm/manifest.js';
 import { WalReader } from '../wal/wal-reader.js';
 import { WAL_HEADER_SIZE, WAL_MAGIC, WAL_META_RECORD_SIZE, WalRecordType } from '../wal/wal-format.js';
 
@@ -67,7 +68,7 @@ function isPrintable(b: number): boolean {
   return b >= 0x20 && b < 0x7f;
 }
 
-/** `s` as a JSON-ish quoted string: printable ASCII as is, `"` and `\` escaped, others \xNN. */
+/** Bytes as a quoted string: printable ASCII as is, `"` and `\` escaped, other bytes as \xNN. */
 function quoted(b: Uint8Array): string {
   let s = '"';
   for (let i = 0; i < b.length; i++) {
@@ -194,7 +195,7 @@ export function formatManifestHeader(bytes: Uint8Array): string[] {
   const len = dv.getUint32(12);
   const stored = unmaskCrc(dv.getUint32(16));
   const lenOk = 20 + len === bytes.length;
-  const computed = crc32c(bytes, 20, bytes.length);
+  const computed = manifestCrc(bytes);
   return [
     `  magic    ${toHex(magic)} ${quoted(magic)} (${startsWithBytes(bytes, 0, MANIFEST_MAGIC) ? 'ok' : `want ${toHex(MANIFEST_MAGIC)}`})`,
     `  version  ${dv.getUint32(8)}`,

@@ -148,10 +148,6 @@ interface ReadOutcome {
 type Tolerate = (err: unknown) => boolean;
 const NOTHING_TOLERATED: Tolerate = () => false;
 
-/** KNOWN BUG signature: a reverse scan calls readRow() on an iterator a failed seek invalidated. */
-const reverseScanTypeError: Tolerate = (e) =>
-  e instanceof TypeError && /MergingIterator\.key[\s\S]*readRow[\s\S]*scanRows/.test(e.stack ?? '');
-
 /** Checks an error: STORE_CORRUPTION naming `file` and an offset. Returns a problem or undefined. */
 function errorProblem(err: unknown, file: string, what: string, tolerate: Tolerate = NOTHING_TOLERATED): string | undefined {
   if (tolerate(err)) return undefined;
@@ -296,11 +292,6 @@ function failureReport(failures: readonly string[], trials: number): string {
   return `${failures.length} of ${trials} trials failed (replay with TEST_SEED=${SEED}):\n  ${listed}${failures.length > MAX_LISTED ? `\n  ... and ${failures.length - MAX_LISTED} more` : ''}`;
 }
 
-/** Offsets of the u32 format version in an SST footer (bytes 36..39 of the 52) and the manifest header. */
-function sstVersionField(size: number): number[] {
-  return [36, 37, 38, 39].map((k) => size - FOOTER_BYTES + k);
-}
-const MANIFEST_VERSION_FIELD = [8, 9, 10, 11];
 
 // -------------------------------------------------------------------------------------
 // SSTs and the MANIFEST
@@ -314,11 +305,9 @@ interface SweepResult {
 }
 
 /** A store with several SSTs per region (one compacted, two flushed), written through `m`. */
-async function buildSstStore(fs: MemFileSystem, m: Model, opts: Partial<EmbeddedOptions> = {}): Promise<void> {
+async function buildSstStore(fs: MemFileSystem, m: Model): Promise<void> {
   const r = new Random(SEED);
-  const store = await openEmbeddedStore({
-    ...BASE_OPTS, fs, memstoreFlushBytes: 1 << 20, blockSizeBytes: 512, compactionMinFiles: 100, ...opts,
-  });
+  const store = await openEmbeddedStore({ ...BASE_OPTS, fs, memstoreFlushBytes: 1 << 20, blockSizeBytes: 512, compactionMinFiles: 100 });
   const t = await store.createTable(TABLE);
   // Rounds 0 and 1 are compacted into one file per region; rounds 2 and 3 stay as flushes,
   // so reads merge three files per region, with overwrites and delete markers across them.
@@ -396,12 +385,7 @@ describe(`store corruption: SSTs and MANIFEST (seed ${SEED})`, () => {
       const size = await base.size(`${DIR}/${name}`);
       const footer = Array.from({ length: FOOTER_BYTES }, (_, k) => size - FOOTER_BYTES + k);
       const offsets = pickOffsets(r, size, 120, footer);
-      // KNOWN BUG (see below): the footer version is read before the footer checksum.
-      // KNOWN BUG (see below): a reverse scan over a damaged block can throw a TypeError.
-      const version = sstVersionField(size);
-      const res = await sweep(base, m, name, offsets, r, {}, (offset) => (e) =>
-        (version.includes(offset) && isStoreError(e, 'STORE_NOT_SUPPORTED') && e.message.includes(name) && /footer @\d+: format version/.test(e.message)) ||
-        reverseScanTypeError(e));
+      const res = await sweep(base, m, name, offsets, r, {}, () => NOTHING_TOLERATED);
       failures.push(...res.failures);
       trials += offsets.length;
       detected += res.detected + res.known;
@@ -416,9 +400,7 @@ describe(`store corruption: SSTs and MANIFEST (seed ${SEED})`, () => {
     const size = await base.size(`${DIR}/MANIFEST`);
     // The 20-byte header in full, then the payload.
     const offsets = pickOffsets(r, size, 200, Array.from({ length: 20 }, (_, k) => k));
-    // KNOWN BUG (see below): the header's version is outside the checksum.
-    const res = await sweep(base, m, 'MANIFEST', offsets, r, {}, (offset) => (e) =>
-      MANIFEST_VERSION_FIELD.includes(offset) && isStoreError(e, 'STORE_NOT_SUPPORTED') && e.message.includes('MANIFEST'));
+    const res = await sweep(base, m, 'MANIFEST', offsets, r, {}, () => NOTHING_TOLERATED);
     expect(res.failures, failureReport(res.failures, offsets.length)).toEqual([]);
     expect(res.detected + res.known).toBeGreaterThan(offsets.length * 0.9);
   });
@@ -429,7 +411,7 @@ describe(`store corruption: SSTs and MANIFEST (seed ${SEED})`, () => {
     const name = ssts[0]!;
     const size = await base.size(`${DIR}/${name}`);
     const offsets = pickOffsets(r, Math.floor(size / 2), 40); // the first half: data blocks
-    const res = await sweep(base, m, name, offsets, r, { verifyChecksums: false }, () => reverseScanTypeError);
+    const res = await sweep(base, m, name, offsets, r, { verifyChecksums: false }, () => NOTHING_TOLERATED);
     expect(res.failures.some((f) => /wrong data|invented data/.test(f)), failureReport(res.failures, offsets.length)).toBe(true);
   });
 });
@@ -490,13 +472,6 @@ describe(`store corruption: WAL (seed ${SEED})`, () => {
         const trial: Trial = { file: name, offset, mask: pickMask(r) };
         const damaged = base.clone();
         damaged.corrupt(path, offset, trial.mask);
-        // KNOWN BUG (see below): damage the reader takes for a torn tail is dropped silently.
-        let tornByDamage = false;
-        try {
-          tornByDamage = (await readWal(damaged, path)).tornTail;
-        } catch {
-          // A damaged META record: the open must fail, checked below.
-        }
 
         // Default options: skip the damage, count it, return only written data.
         let store;
@@ -514,7 +489,7 @@ describe(`store corruption: WAL (seed ${SEED})`, () => {
             const lost = store.engine.counters.recoveryDroppedBytes;
             if (lost > 0) dropped++;
             if (res.problems.length > 0) failures.push(describeTrial(trial, `: ${res.problems.join('; ')}`));
-            else if (!res.exact && lost === 0 && !tornByDamage) {
+            else if (!res.exact && lost === 0) {
               failures.push(describeTrial(trial, ': data was lost or rolled back, but recoveryDroppedBytes is 0 (silent loss)'));
             }
           } finally {
@@ -533,7 +508,7 @@ describe(`store corruption: WAL (seed ${SEED})`, () => {
           continue;
         }
         try {
-          const res = await readEverything(paranoid, m, name, tornByDamage ? 'written' : 'exact');
+          const res = await readEverything(paranoid, m, name, 'exact');
           if (res.problems.length > 0) failures.push(describeTrial(trial, ` (paranoid): ${res.problems.join('; ')}`));
         } finally {
           await paranoid.close();
@@ -549,11 +524,10 @@ describe(`store corruption: WAL (seed ${SEED})`, () => {
 
 // -------------------------------------------------------------------------------------
 // Known engine bugs. Each is a minimal repro asserting the right behavior, marked
-// `it.fails` so the suite stays green while the bug exists and turns red when it is fixed:
-// then drop `.fails` here and the matching tolerance in the sweeps above.
+// Bugs these sweeps found, each pinned by a small reproduction.
 
-describe('store corruption: known engine bugs (remove .fails when fixed)', () => {
-  it.fails('KNOWN BUG: a flipped SST footer version byte is reported as STORE_NOT_SUPPORTED, not STORE_CORRUPTION', async () => {
+describe('store corruption: regressions', () => {
+  it('regression: a flipped SST footer version byte is STORE_CORRUPTION, not STORE_NOT_SUPPORTED', async () => {
     // core/sst/sst-format.ts decodeFooter() checks `version > SST_FORMAT_VERSION` before the
     // footer checksum that covers it, so bit rot reads as "written by a newer version".
     const mem = new MemFileSystem();
@@ -573,7 +547,7 @@ describe('store corruption: known engine bugs (remove .fails when fixed)', () =>
     }
   });
 
-  it.fails('KNOWN BUG: a flipped MANIFEST version byte is reported as STORE_NOT_SUPPORTED, not STORE_CORRUPTION', async () => {
+  it('regression: a flipped MANIFEST version byte is STORE_CORRUPTION, not STORE_NOT_SUPPORTED', async () => {
     // core/lsm/manifest.ts: the crc covers only the payload; the header's version (and
     // length) are unprotected, so bit rot in the version reads as a newer format.
     const mem = new MemFileSystem();
@@ -582,7 +556,7 @@ describe('store corruption: known engine bugs (remove .fails when fixed)', () =>
     await expect(openDamaged(mem, {})).rejects.toMatchObject({ code: 'STORE_CORRUPTION' });
   });
 
-  it.fails('KNOWN BUG: a reverse scan over a damaged block throws a TypeError, not STORE_CORRUPTION', async () => {
+  it('regression: a reverse scan over a damaged block fails with STORE_CORRUPTION, not a TypeError', async () => {
     // core/lsm/read-path.ts (reverse scan) calls readRow() right after
     // `it.seek(rowStartKey(row))` without checking `it.valid`. When that seek fails on a
     // damaged block and no other source holds a key >= row, MergingIterator.key() reads an
@@ -590,7 +564,7 @@ describe('store corruption: known engine bugs (remove .fails when fixed)', () =>
     const mem = new MemFileSystem();
     const opts = { ...BASE_OPTS, blockSizeBytes: 256, compression: 'none', compactionMinFiles: 100 } as const;
     const store = await openEmbeddedStore({ ...opts, fs: mem });
-    const t = await store.createTable(TABLE);
+    const t = await store.createTable({ name: TABLE.name, families: TABLE.families }); // one region
     const cell = (q: string) => ({ type: 'put' as const, family: 'f', qualifier: utf8(q), value: utf8('v'.repeat(30)) });
     // SST 1: row 'a' and row 'z', whose cells span several blocks; SST 2: row 'm' only.
     await t.mutate([{ key: utf8('a'), mutations: [cell('q')] }, { key: utf8('z'), mutations: Array.from({ length: 20 }, (_, i) => cell(`q${String(i).padStart(2, '0')}`)) }]);
@@ -613,7 +587,7 @@ describe('store corruption: known engine bugs (remove .fails when fixed)', () =>
     }
   });
 
-  it.fails('KNOWN BUG: a flipped WAL length byte that reads as a torn tail loses acknowledged records silently', async () => {
+  it('regression: a flipped WAL length byte that reads as a torn tail is counted, never silent', async () => {
     // core/wal/wal-reader.ts treats a record whose (damaged) length runs past EOF as a torn
     // tail, dropping it and every later record; core/lsm/engine.ts ignores tornTailBytes, so
     // recoveryDroppedBytes stays 0 and paranoidChecks does not refuse to open.

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { toHex, utf8, fromUtf8 } from '../../core/api/bytes.js';
 import { KeyKind, encodeInternalKey, parseInternalKey } from '../../core/lsm/internal-key.js';
 import { decodeBatch, encodeBatch } from '../../core/lsm/write-batch.js';
-import { decodeManifest, encodeManifest } from '../../core/lsm/manifest.js';
+import { decodeManifest, encodeManifest, manifestCrc } from '../../core/lsm/manifest.js';
+import { maskCrc } from '../../core/util/crc32c.js';
 import type { ManifestState } from '../../core/lsm/manifest.js';
 import { StoreError } from '../../core/api/errors.js';
 import { hexExample, readFormatDoc } from '../helpers/format-doc.js';
@@ -92,7 +93,8 @@ describe('manifest format', () => {
     bad[40] = bad[40]! ^ 0x01;
     expect(() => decodeManifest(bad, '/d/MANIFEST')).toThrow(/\/d\/MANIFEST: checksum mismatch at offset 16/);
     const newer = bytes.slice();
-    newer[11] = 2;
+    newer[11] = 2; // a newer writer's intact header: its checksum matches
+    new DataView(newer.buffer).setUint32(16, maskCrc(manifestCrc(newer)));
     expect(() => decodeManifest(newer, '/d/MANIFEST')).toThrow(/version 2 is newer than supported version 1/);
   });
 });
