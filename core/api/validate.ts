@@ -27,6 +27,7 @@ import type {
   Capabilities,
   CellRef,
   GetOptions,
+  Row,
   RowFilter,
   RowMutation,
   ScanSpec,
@@ -462,4 +463,25 @@ function requireTimestamp(v: unknown, what: string): void {
 function requirePositiveInteger(v: unknown, what: string): void {
   if (typeof v !== 'number') throw new TypeError(`${what} must be a number`);
   if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`${what} must be a positive integer, got ${v}`);
+}
+
+/**
+ * A scan whose spec is validated now (bounds copied at call time) and whose errors, the
+ * validation's included, come out of the iteration: `scan()` never throws synchronously.
+ */
+export function validatedScan(
+  prepare: () => NormalizedScanSpec,
+  run: (spec: NormalizedScanSpec) => AsyncIterable<readonly Row[]>,
+): AsyncIterable<readonly Row[]> {
+  let prepared: NormalizedScanSpec | undefined;
+  let error: unknown;
+  try {
+    prepared = prepare();
+  } catch (err) {
+    error = err;
+  }
+  return (async function* () {
+    if (prepared === undefined) throw error;
+    yield* run(prepared);
+  })();
 }

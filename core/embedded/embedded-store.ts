@@ -11,9 +11,8 @@ import { StoreError, throwIfAborted } from '../api/errors.js';
 import { decodeInt64, encodeInt64, equalBytes, toHex } from '../api/bytes.js';
 import {
   normalizeGetOptions, normalizeScanSpec, validateCellRef, validateKey, validateKeys, validateRowMutations,
-  validateTableName, validateTableSpec, validateWriteOptions,
+  validateTableName, validateTableSpec, validateWriteOptions, validatedScan,
 } from '../api/validate.js';
-import type { NormalizedScanSpec } from '../api/validate.js';
 import type { FileSystem } from '../fs/fs.js';
 import { Engine } from '../lsm/engine.js';
 import type { EngineOptions } from '../lsm/options.js';
@@ -185,20 +184,10 @@ class EmbeddedTable implements Table {
   }
 
   scan(spec?: ScanSpec): AsyncIterable<readonly Row[]> {
-    let prepared: NormalizedScanSpec | undefined;
-    let error: unknown;
-    try {
+    return validatedScan(() => {
       this.check();
-      prepared = normalizeScanSpec(this.spec, spec, this.store.capabilities);
-    } catch (err) {
-      error = err;
-    }
-    const engine = this.engine;
-    const state = this.state;
-    return (async function* () {
-      if (prepared === undefined) throw error;
-      yield* scanRows(engine, state, prepared);
-    })();
+      return normalizeScanSpec(this.spec, spec, this.store.capabilities);
+    }, (s) => scanRows(this.engine, this.state, s));
   }
 
   /** Reads the newest version of one cell at the latest sequence number (under a row lock). */

@@ -83,3 +83,16 @@ export function dirName(path: string): string {
 export function baseName(path: string): string {
   return path.slice(path.lastIndexOf('/') + 1);
 }
+
+/** A Node-style system error (`code`, `syscall`, `path`), for file systems that make their own. */
+export function fsError(code: string, syscall: string, path: string, detail: string): Error {
+  const err = new Error(`${code}: ${detail}, ${syscall} '${path}'`) as Error & {
+    code: string;
+    syscall: string;
+    path: string;
+  };
+  err.code = code;
+  err.syscall = syscall;
+  err.path = path;
+  return err;
+}

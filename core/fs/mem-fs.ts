@@ -25,7 +25,7 @@
  * The real setImmediate is captured at load, so fake timers do not stall the file system.
  */
 import type { FileLock, FileSystem, RandomAccessFile, WritableFile } from './fs.js';
-import { baseName, dirName } from './fs.js';
+import { baseName, dirName, fsError } from './fs.js';
 
 /** How crash() treats bytes written but not covered by a sync(). */
 export type CrashMode = 'drop-unsynced' | 'random-prefix';
@@ -37,18 +37,6 @@ export interface CrashOptions {
   readonly random?: () => number;
 }
 
-/** A Node-style system error (`code`, `syscall`, `path`). */
-function fsError(code: string, syscall: string, path: string, detail: string): Error {
-  const err = new Error(`${code}: ${detail}, ${syscall} '${path}'`) as Error & {
-    code: string;
-    syscall: string;
-    path: string;
-  };
-  err.code = code;
-  err.syscall = syscall;
-  err.path = path;
-  return err;
-}
 
 const ENOENT = 'no such file or directory';
 

@@ -22,18 +22,8 @@
 import * as fs from 'node:fs';
 import * as fsp from 'node:fs/promises';
 import type { FileLock, FileSystem, RandomAccessFile, WritableFile } from './fs.js';
+import { fsError } from './fs.js';
 
-function fsError(code: string, syscall: string, path: string, detail: string): Error {
-  const err = new Error(`${code}: ${detail}, ${syscall} '${path}'`) as Error & {
-    code: string;
-    syscall: string;
-    path: string;
-  };
-  err.code = code;
-  err.syscall = syscall;
-  err.path = path;
-  return err;
-}
 
 /** Adds the path to errors from FileHandle calls, which Node reports without one. */
 function withPath(err: unknown, path: string): unknown {

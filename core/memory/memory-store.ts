@@ -61,6 +61,7 @@ import {
   DEFAULT_MAX_VALUE_BYTES,
   normalizeGetOptions,
   normalizeScanSpec,
+  validatedScan,
   validateCellRef,
   validateKey,
   validateKeys,
@@ -418,20 +419,13 @@ class MemoryTable implements Table {
   }
 
   scan(spec?: ScanSpec): AsyncIterable<readonly Row[]> {
-    // Validate now (bounds are copied at call time); report errors through the iteration.
-    let prepared: NormalizedScanSpec | undefined;
-    let error: unknown;
-    try {
+    return validatedScan(() => {
       this.check();
-      prepared = normalizeScanSpec(this.spec, spec, this.store.capabilities);
-    } catch (err) {
-      error = err;
-    }
-    return this.runScan(prepared, error);
+      return normalizeScanSpec(this.spec, spec, this.store.capabilities);
+    }, (s) => this.runScan(s));
   }
 
-  private async *runScan(spec: NormalizedScanSpec | undefined, error: unknown): AsyncGenerator<readonly Row[]> {
-    if (spec === undefined) throw error;
+  private async *runScan(spec: NormalizedScanSpec): AsyncGenerator<readonly Row[]> {
     const filter = compileReadFilter(spec);
     let range: { start: Uint8Array; end: Uint8Array } | undefined = { start: spec.start, end: spec.end };
     const prefix = prefixOfFilter(spec.filter);

@@ -18,51 +18,38 @@ const TINY: Partial<EmbeddedOptions> = {
   regionSplitBytes: 48 * 1024, blockSizeBytes: 256, restartInterval: 4, walFileBytes: 32 * 1024,
 };
 
-function memFactory(name: string, extra: Partial<EmbeddedOptions>, heavy: boolean): void {
+/** Registers the contract for stores opened with `optsFor(clock)`; reopen reuses the same options. */
+function embeddedContract(name: string, caps: Partial<EmbeddedOptions>, heavy: boolean, optsFor: (clock: () => number) => Promise<EmbeddedOptions>): void {
   const optsOf = new Map<Store, EmbeddedOptions>();
+  const open = async (opts: EmbeddedOptions): Promise<Store> => {
+    const s = await openEmbeddedStore(opts);
+    optsOf.set(s, opts);
+    return s;
+  };
   storeContract(name, {
-    capabilities: embeddedCapabilities({ ...extra, fs: new MemFileSystem() }),
+    capabilities: embeddedCapabilities(caps),
     heavy,
-    async open({ clock }) {
-      const opts: EmbeddedOptions = { ...extra, dir: '/db', fs: new MemFileSystem(), clock, maintenanceIntervalMs: 0 };
-      const s = await openEmbeddedStore(opts);
-      optsOf.set(s, opts);
-      return s;
-    },
+    open: async ({ clock }) => open(await optsFor(clock)),
     async reopen(store) {
       const opts = optsOf.get(store)!;
       await store.close();
-      const s = await openEmbeddedStore(opts);
-      optsOf.set(s, opts);
-      return s;
+      return open(opts);
     },
   });
 }
 
-memFactory('embedded (in memory, default options)', {}, false);
-memFactory('embedded (in memory, tiny options)', TINY, true);
+const inMemory = (extra: Partial<EmbeddedOptions>) => async (clock: () => number): Promise<EmbeddedOptions> =>
+  ({ ...extra, dir: '/db', fs: new MemFileSystem(), clock, maintenanceIntervalMs: 0 });
+
+embeddedContract('embedded (in memory, default options)', { fs: new MemFileSystem() }, false, inMemory({}));
+embeddedContract('embedded (in memory, tiny options)', { ...TINY, fs: new MemFileSystem() }, true, inMemory(TINY));
 
 const dirs: string[] = [];
 afterAll(async () => {
   for (const d of dirs) await rm(d, { recursive: true, force: true });
 });
-const optsOf = new Map<Store, EmbeddedOptions>();
-storeContract('embedded (node fs, worker thread, tiny options)', {
-  capabilities: embeddedCapabilities({ ...TINY }),
-  heavy: true,
-  async open({ clock }) {
-    const dir = await mkdtemp(join(tmpdir(), 'horae-contract-'));
-    dirs.push(dir);
-    const opts: EmbeddedOptions = { ...TINY, dir, clock, maintenanceIntervalMs: 0, backgroundThreads: 1 };
-    const s = await openEmbeddedStore(opts);
-    optsOf.set(s, opts);
-    return s;
-  },
-  async reopen(store) {
-    const opts = optsOf.get(store)!;
-    await store.close();
-    const s = await openEmbeddedStore(opts);
-    optsOf.set(s, opts);
-    return s;
-  },
+embeddedContract('embedded (node fs, worker thread, tiny options)', TINY, true, async (clock) => {
+  const dir = await mkdtemp(join(tmpdir(), 'horae-contract-'));
+  dirs.push(dir);
+  return { ...TINY, dir, clock, maintenanceIntervalMs: 0, backgroundThreads: 1 };
 });
