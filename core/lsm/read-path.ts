@@ -261,6 +261,7 @@ export async function* scanRows(engine: Engine, t: TableState, s: NormalizedScan
           } else it.seekForPrev(rowStartKey(upper));
           upper = undefined;
           let prevRow: Uint8Array | undefined;
+          const rowEntries = new ReversedRowIterator();
           while (it.valid) {
             const k = it.key();
             const row = k.slice(2, 2 + ((k[0]! << 8) | k[1]!));
@@ -270,10 +271,18 @@ export async function* scanRows(engine: Engine, t: TableState, s: NormalizedScan
               throw new StoreError('STORE_CORRUPTION', `reverse scan of table ${t.name}: row ${toHex(row)} does not precede ${toHex(prevRow)}`);
             }
             prevRow = row;
-            if (!filter.hasRowFilter || filter.rowMatches(row)) {
-              it.seek(rowStartKey(row));
-              if (!it.valid) break; // an I/O or checksum error: reported just below
-              const r = readRow(it, ctx);
+            // Step back over the row's entries (it ends at the previous row's last entry,
+            // where the next round starts), then read them in forward order.
+            const want = !filter.hasRowFilter || filter.rowMatches(row);
+            rowEntries.reset();
+            while (it.valid && compareKeyRow(it.key(), row) === 0) {
+              if (want) rowEntries.push(it.key().slice(), it.value());
+              it.prev();
+            }
+            if (it.error() !== undefined) break; // reported just below
+            if (want) {
+              rowEntries.seekToFirst();
+              const r = readRow(rowEntries, ctx);
               if (r.cells.length > 0) {
                 batch.push(r);
                 bytes += rowBytes(r.cells);
@@ -281,7 +290,6 @@ export async function* scanRows(engine: Engine, t: TableState, s: NormalizedScan
               }
             }
             examined++;
-            it.seekForPrev(rowStartKey(row));
             if (remaining <= 0) break;
             if (batch.length >= s.batchRows || bytes >= MAX_BATCH_BYTES || examined >= MAX_ROWS_EXAMINED_PER_BATCH) {
               upper = row;
@@ -303,5 +311,67 @@ export async function* scanRows(engine: Engine, t: TableState, s: NormalizedScan
     }
     if (remaining <= 0 || region.start.length === 0 || (start.length > 0 && compareBytes(start, region.start) >= 0)) return;
     cursor = region.start;
+  }
+}
+
+/**
+ * The entries of one row, collected newest-last while a reverse scan steps back, replayed
+ * in forward order for the row reader. Only what readRow uses is implemented.
+ */
+class ReversedRowIterator implements InternalIterator {
+  private keys: Uint8Array[] = [];
+  private values: Uint8Array[] = [];
+  private i = 0;
+
+  reset(): void {
+    this.keys = [];
+    this.values = [];
+  }
+
+  push(key: Uint8Array, value: Uint8Array): void {
+    this.keys.push(key);
+    this.values.push(value);
+  }
+
+  get valid(): boolean {
+    return this.i >= 0;
+  }
+
+  seekToFirst(): void {
+    this.i = this.keys.length - 1;
+  }
+
+  next(): void {
+    this.i--;
+  }
+
+  key(): Uint8Array {
+    return this.keys[this.i]!;
+  }
+
+  value(): Uint8Array {
+    return this.values[this.i]!;
+  }
+
+  error(): Error | undefined {
+    return undefined;
+  }
+
+  close(): void {}
+
+  seekToLast(): void {
+    throw new Error('BUG: ReversedRowIterator only iterates forward from the first entry');
+  }
+
+  seek(): void {
+    this.seekToLast();
+  }
+
+  seekForPrev(): void {
+    this.seekToLast();
+  }
+
+  prev(): void {
+    this.seekToLast();
   }
 }

@@ -54,6 +54,8 @@ interface Marker {
 
 const DEFAULT_RULE: FamilyRule = { maxVersions: 1, ttlMs: undefined };
 const NO_MARKERS: Marker[] = [];
+/** Shared by every empty qualifier returned (a zero-length array cannot be changed). */
+const EMPTY_QUALIFIER = new Uint8Array(0);
 
 /**
  * Walks the entries of one row and produces its surviving versions, either as cells for a
@@ -162,7 +164,8 @@ class RowAssembler {
             const q = this.qual;
             if (q === undefined || compareRange(k, qs, qe, q, 0, q.length) !== 0) {
               this.finishColumn();
-              this.qual = k.slice(qs, qe);
+              // NB: V8 11 makes zero-length slices ~6x dearer than short ones; share one.
+              this.qual = qe === qs ? EMPTY_QUALIFIER : k.slice(qs, qe);
             }
             if (this.n === 0) {
               this.fTs = timestampOf(k);
