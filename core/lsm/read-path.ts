@@ -38,9 +38,15 @@ async function pinRegion(engine: Engine, r: Region, timeStart: number): Promise<
   // (row-reader.ts: its puts are all out of range and its markers only cover older cells).
   const files = r.files.filter((f) => !(f.maxTs < timeStart));
   for (const f of files) engine.pin(f.number);
+  let acquired = 0;
   try {
-    for (const f of files) await engine.readers.acquire(f.number);
+    // Open readers are taken synchronously; only files not open yet wait for their open.
+    for (const f of files) {
+      if (!engine.readers.tryAcquire(f.number)) await engine.readers.acquire(f.number);
+      acquired++;
+    }
   } catch (err) {
+    for (let i = 0; i < acquired; i++) engine.readers.release(files[i]!.number);
     for (const f of files) engine.unpin(f.number);
     throw err;
   }

@@ -42,6 +42,11 @@ export class ReaderPool {
     return this.cache.acquire(n);
   }
 
+  /** Takes a reference without waiting when the reader is open already; false otherwise. */
+  tryAcquire(n: number): boolean {
+    return this.cache.tryAcquire(n) !== undefined;
+  }
+
   release(n: number): void {
     this.cache.release(n);
   }
