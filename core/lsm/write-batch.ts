@@ -8,7 +8,7 @@
  * Keys are internal keys (internal-key.ts) carrying their own sequence numbers, so replay
  * order does not matter.
  */
-import type { Mutation, RowMutation } from '../api/store.js';
+import type { RowMutation } from '../api/store.js';
 import { MAX_TIMESTAMP } from '../api/store.js';
 import { StoreError } from '../api/errors.js';
 import { uvarintSize } from '../util/coding.js';
@@ -26,23 +26,6 @@ export interface EncodedBatch {
   readonly values: Uint8Array[];
   /** Index into keys of the first entry of each RowMutation (rows[i] -> rowStart[i]). */
   readonly rowStart: number[];
-}
-
-function cellParts(m: Mutation): { family: string; qualifier: Uint8Array; ts: number; kind: number; value: Uint8Array } {
-  switch (m.type) {
-    case 'put':
-      return { family: m.family, qualifier: m.qualifier, ts: -1, kind: KeyKind.Put, value: m.value };
-    case 'deleteCell':
-      return { family: m.family, qualifier: m.qualifier, ts: m.upTo ?? MAX_TIMESTAMP, kind: KeyKind.DeleteCell, value: EMPTY };
-    case 'deleteVersion':
-      return { family: m.family, qualifier: m.qualifier, ts: m.timestamp, kind: KeyKind.DeleteVersion, value: EMPTY };
-    case 'deleteFamily':
-      return { family: m.family, qualifier: EMPTY, ts: m.upTo ?? MAX_TIMESTAMP, kind: KeyKind.DeleteFamily, value: EMPTY };
-    case 'deleteRow':
-      return { family: '', qualifier: EMPTY, ts: m.upTo ?? MAX_TIMESTAMP, kind: KeyKind.DeleteRow, value: EMPTY };
-    default:
-      throw new StoreError('STORE_INVALID_ARGUMENT', `unknown mutation type ${(m as { type: string }).type}`);
-  }
 }
 
 /**
@@ -76,17 +59,40 @@ export function encodeBatch(tableId: number, rows: readonly RowMutation[], first
     const row = rows[r]!;
     rowStart[r] = i;
     for (const m of row.mutations) {
-      const p = cellParts(m);
-      const ts = m.type === 'put' ? (m.timestamp ?? nowMs) : p.ts;
-      const kl = internalKeySize(row.key.length, p.family.length, p.qualifier.length);
+      // NB: per cell on the write path; no per-mutation objects.
+      let family = '';
+      let qualifier: Uint8Array = EMPTY;
+      let value: Uint8Array = EMPTY;
+      let ts: number;
+      let kind: number;
+      switch (m.type) {
+        case 'put':
+          family = m.family; qualifier = m.qualifier; value = m.value; ts = m.timestamp ?? nowMs; kind = KeyKind.Put;
+          break;
+        case 'deleteCell':
+          family = m.family; qualifier = m.qualifier; ts = m.upTo ?? MAX_TIMESTAMP; kind = KeyKind.DeleteCell;
+          break;
+        case 'deleteVersion':
+          family = m.family; qualifier = m.qualifier; ts = m.timestamp; kind = KeyKind.DeleteVersion;
+          break;
+        case 'deleteFamily':
+          family = m.family; ts = m.upTo ?? MAX_TIMESTAMP; kind = KeyKind.DeleteFamily;
+          break;
+        case 'deleteRow':
+          ts = m.upTo ?? MAX_TIMESTAMP; kind = KeyKind.DeleteRow;
+          break;
+        default:
+          throw new StoreError('STORE_INVALID_ARGUMENT', `unknown mutation type ${(m as { type: string }).type}`);
+      }
+      const kl = internalKeySize(row.key.length, family.length, qualifier.length);
       o = putUvarint(buf, o, kl);
       const ko = o;
-      o = writeInternalKey(buf, o, row.key, p.family, p.qualifier, ts, firstSeq + i, p.kind);
+      o = writeInternalKey(buf, o, row.key, family, qualifier, ts, firstSeq + i, kind);
       keys[i] = buf.subarray(ko, o);
-      o = putUvarint(buf, o, p.value.length);
-      buf.set(p.value, o);
-      values[i] = buf.subarray(o, o + p.value.length);
-      o += p.value.length;
+      o = putUvarint(buf, o, value.length);
+      buf.set(value, o);
+      values[i] = buf.subarray(o, o + value.length);
+      o += value.length;
       i++;
     }
   }
