@@ -7,7 +7,8 @@
  *
  * Several files are merged (e.g. the runs of one workload). --lines adds the hottest
  * source lines of each listed function (lines of the JS that ran: use the tsc output from
- * bench/build.sh, since tsx's transform does not keep line numbers).
+ * bench/build.sh, since tsx's transform does not keep line numbers). Lines of a callee that
+ * V8 inlined carry the callee's own line numbers, which may be in another file.
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

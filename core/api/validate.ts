@@ -36,6 +36,9 @@ import type {
   WriteOptions,
 } from './store.js';
 
+/** The empty bound of a normalized scan (shared: zero-length arrays are dear to make in V8 11). */
+const EMPTY_KEY = new Uint8Array(0);
+
 /** Default `Capabilities.maxKeyBytes`: row keys are 1..4096 bytes. */
 export const DEFAULT_MAX_KEY_BYTES = 4096;
 /** Default `Capabilities.maxValueBytes`: 16 MiB per cell value. */
@@ -207,27 +210,28 @@ export function validateRowMutations(
 function validateMutation(table: TableSpec, key: Uint8Array, m: unknown, limits: WriteLimits): void {
   if (m === null || typeof m !== 'object') throw new TypeError(`row ${hexPreview(key)}: mutation must be an object`);
   const mut = m as { readonly type?: unknown; readonly [k: string]: unknown };
-  const where = `table ${table.name}, row ${hexPreview(key)}`;
+  // NB: per cell on the write path: the message prefix is built only when a check fails.
+  const where = (): string => `table ${table.name}, row ${hexPreview(key)}`;
   if (typeof mut.type !== 'string' || !MUTATION_TYPES.has(mut.type)) {
-    throw invalid(`${where}: unknown mutation type ${JSON.stringify(String(mut.type))}`);
+    throw invalid(`${where()}: unknown mutation type ${JSON.stringify(String(mut.type))}`);
   }
   if (mut.type !== 'deleteRow') requireFamily(table, mut.family);
   if (mut.type === 'put' || mut.type === 'deleteCell' || mut.type === 'deleteVersion') {
-    requireBytes(mut.qualifier, `${where}: qualifier`);
+    requireBytes(mut.qualifier, () => `${where()}: qualifier`);
   }
   switch (mut.type) {
     case 'put':
-      requireBytes(mut.value, `${where}: value`);
+      requireBytes(mut.value, () => `${where()}: value`);
       if (mut.value.length > limits.maxValueBytes) {
-        throw invalid(`${where}: value is ${mut.value.length} bytes, over the ${limits.maxValueBytes}-byte limit`);
+        throw invalid(`${where()}: value is ${mut.value.length} bytes, over the ${limits.maxValueBytes}-byte limit`);
       }
-      if (mut.timestamp !== undefined) requireTimestamp(mut.timestamp, `${where}: put timestamp`);
+      if (mut.timestamp !== undefined) requireTimestamp(mut.timestamp, () => `${where()}: put timestamp`);
       break;
     case 'deleteVersion':
-      requireTimestamp(mut.timestamp, `${where}: deleteVersion timestamp`);
+      requireTimestamp(mut.timestamp, () => `${where()}: deleteVersion timestamp`);
       break;
     default:
-      if (mut.upTo !== undefined) requireTimestamp(mut.upTo, `${where}: ${mut.type} upTo`);
+      if (mut.upTo !== undefined) requireTimestamp(mut.upTo, () => `${where()}: ${mut.type as string} upTo`);
   }
 }
 
@@ -284,8 +288,8 @@ export function normalizeScanSpec(
   const s: ScanSpec = spec ?? {};
   if (s === null || typeof s !== 'object') throw new TypeError('scan spec must be an object');
   const read = normalizeGetOptions(table, s, caps);
-  const start = s.start === undefined ? new Uint8Array(0) : copyBytes(s.start, 'scan start');
-  const end = s.end === undefined ? new Uint8Array(0) : copyBytes(s.end, 'scan end');
+  const start = s.start === undefined ? EMPTY_KEY : copyBytes(s.start, 'scan start');
+  const end = s.end === undefined ? EMPTY_KEY : copyBytes(s.end, 'scan end');
   if (start.length > 0 && end.length > 0 && compareBytes(start, end) > 0) {
     throw new RangeError(`scan start ${hexPreview(start)} is after end ${hexPreview(end)}`);
   }
@@ -297,7 +301,10 @@ export function normalizeScanSpec(
   if (s.limit !== undefined) requirePositiveInteger(s.limit, 'limit');
   const batchRows = s.batchRows ?? DEFAULT_BATCH_ROWS;
   requirePositiveInteger(batchRows, 'batchRows');
-  return { ...read, start, end, reverse, limit: s.limit ?? Infinity, batchRows };
+  return {
+    families: read.families, timeRange: read.timeRange, maxVersions: read.maxVersions, filter: read.filter,
+    signal: read.signal, start, end, reverse, limit: s.limit ?? Infinity, batchRows,
+  };
 }
 
 /**
@@ -435,9 +442,16 @@ function invalid(message: string): StoreError {
   return new StoreError('STORE_INVALID_ARGUMENT', message);
 }
 
-function requireBytes(v: unknown, what: string): asserts v is Uint8Array {
+/** A description for an error message, or a function building it (hot paths build it lazily). */
+type What = string | (() => string);
+
+function describe(what: What): string {
+  return typeof what === 'string' ? what : what();
+}
+
+function requireBytes(v: unknown, what: What): asserts v is Uint8Array {
   if (!(v instanceof Uint8Array)) {
-    throw new TypeError(`${what} must be a Uint8Array, got ${v === null ? 'null' : typeof v}`);
+    throw new TypeError(`${describe(what)} must be a Uint8Array, got ${v === null ? 'null' : typeof v}`);
   }
 }
 
@@ -453,10 +467,10 @@ function requireFamily(table: TableSpec, family: unknown): void {
   }
 }
 
-function requireTimestamp(v: unknown, what: string): void {
-  if (typeof v !== 'number') throw new TypeError(`${what} must be a number`);
+function requireTimestamp(v: unknown, what: What): void {
+  if (typeof v !== 'number') throw new TypeError(`${describe(what)} must be a number`);
   if (!Number.isInteger(v) || v < 0 || v > MAX_TIMESTAMP) {
-    throw invalid(`${what} must be an integer in [0, ${MAX_TIMESTAMP}], got ${v}`);
+    throw invalid(`${describe(what)} must be an integer in [0, ${MAX_TIMESTAMP}], got ${v}`);
   }
 }
 

@@ -496,7 +496,7 @@ export class Engine {
         this.pendingOutputs.add(number);
         let meta: FileMeta | undefined;
         try {
-          meta = await this.runner.run(this.flushJob(mem, number));
+          meta = await this.runner.run(await this.flushJob(mem, number));
           r.flushFailures = 0;
         } catch (err) {
           this.pendingOutputs.delete(number);
@@ -541,12 +541,27 @@ export class Engine {
     return { blockSizeBytes: o.blockSizeBytes, restartInterval: o.restartInterval, compression: o.compression, bloomBitsPerKey: o.bloomBitsPerKey };
   }
 
-  private flushJob(mem: Memstore, number: number): FlushJob {
+  /**
+   * Serializes an immutable memstore for the flush job, yielding to the event loop every
+   * few MB so writers are not held up; the buffer is then transferred, not copied.
+   */
+  private async flushJob(mem: Memstore, number: number): Promise<FlushJob> {
     const w = new ByteWriter(Math.max(1024, mem.sizeBytes));
-    mem.forEach((k, v) => {
-      w.uvarint(k.length).bytes(k).uvarint(v.length).bytes(v);
-    });
-    return { kind: 'flush', dir: this.dir, fileNumber: number, entries: w.finish(), count: mem.count, sst: this.sstSettings() };
+    let sinceYield = 0;
+    for (const leaf of mem.leafArrays()) {
+      const { keys, values } = leaf;
+      for (let i = 0; i < keys.length; i++) {
+        const k = keys[i]!;
+        const v = values[i]!;
+        w.uvarint(k.length).bytes(k).uvarint(v.length).bytes(v);
+      }
+      sinceYield += keys.length;
+      if (sinceYield >= 32_768) {
+        sinceYield = 0;
+        await new Promise((r) => setImmediate(r));
+      }
+    }
+    return { kind: 'flush', dir: this.dir, fileNumber: number, entries: w.view(), count: mem.count, sst: this.sstSettings() };
   }
 
   /** Flushes every region of a table (or all) and waits for the files to be installed. */

@@ -12,7 +12,7 @@
  * yield to the event loop re-create their iterators and re-seek (see read-path.ts).
  */
 import type { Comparator, InternalIterator } from '../iter/internal-iterator.js';
-import { compareInternalKeys, seqOf } from './internal-key.js';
+import { compareInternalKeys } from './internal-key.js';
 
 const LEAF_MAX = 256;
 /** Per-entry bookkeeping charged on top of key and value bytes. */
@@ -122,31 +122,13 @@ export class Memstore {
     return lo;
   }
 
-  /** Visits every entry in order (flush). */
-  forEach(fn: (key: Uint8Array, value: Uint8Array) => void): void {
-    for (const leaf of this.leaves) {
-      const { keys, values } = leaf;
-      for (let i = 0; i < keys.length; i++) fn(keys[i]!, values[i]!);
-    }
-  }
-
-  /** The leaves, for callers that split a memstore by key (region split). Read-only. */
+  /** The leaves in key order, for flushes and region splits. Read-only. */
   leafArrays(): readonly Leaf[] {
     return this.leaves;
   }
 
   iterator(): InternalIterator {
     return new MemstoreIterator(this.leaves, this.compare);
-  }
-
-  /** Largest sequence number among entries, computed (used by tests). */
-  scanMaxSeq(): number {
-    let m = 0;
-    this.forEach((k) => {
-      const s = seqOf(k);
-      if (s > m) m = s;
-    });
-    return m;
   }
 }
 

@@ -74,9 +74,18 @@ export class ByteWriter {
   }
 
   bytes(src: Uint8Array): this {
-    this.ensure(src.length);
-    this.buf.set(src, this.pos);
-    this.pos += src.length;
+    const n = src.length;
+    this.ensure(n);
+    const buf = this.buf;
+    let p = this.pos;
+    if (n <= 32) {
+      // Short arrays (keys, small values): a loop beats the call into TypedArray#set.
+      for (let i = 0; i < n; i++) buf[p++] = src[i]!;
+    } else {
+      buf.set(src, p);
+      p += n;
+    }
+    this.pos = p;
     return this;
   }
 
