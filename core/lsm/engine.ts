@@ -106,6 +106,8 @@ export class Engine {
   /** Reader pins per file number. */
   private readonly pins = new Map<number, number>();
   private manifestChain: Promise<void> = Promise.resolve();
+  /** The regions of the last manifest written to disk (what recovery would start from). */
+  private durableRegions: readonly RegionMeta[] = [];
   private manifestQueued: Promise<void> | undefined;
   private stallWaiters: (() => void)[] = [];
   private fatal: StoreError | undefined;
@@ -789,6 +791,7 @@ export class Engine {
       this.manifestQueued = undefined;
       const state = this.snapshotManifest();
       await writeManifest(this.fs, this.dir, state);
+      this.durableRegions = state.regions;
       await this.deleteObsoleteFiles(state);
     });
     this.manifestQueued = p;
@@ -826,16 +829,25 @@ export class Engine {
     }
   }
 
+  /**
+   * Deletes WAL files recovery would not need. NB: judged against the last manifest on
+   * disk, not the state in memory: a flush installed in memory but not yet recorded by a
+   * finished manifest write still needs its WAL (a crash now would recover from the older
+   * manifest, which does not know the new file).
+   */
   private async deleteObsoleteWals(): Promise<void> {
-    let minUnflushed = Infinity;
-    for (const r of this.allRegions()) {
-      const s = r.minUnflushedSeq();
-      if (s < minUnflushed) minUnflushed = s;
+    const live = new Map<number, Region>();
+    for (const r of this.allRegions()) live.set(r.id, r);
+    let minNeeded = Infinity;
+    for (const d of this.durableRegions) {
+      const r = live.get(d.id);
+      const idle = r !== undefined && r.flushedSeq === d.flushedSeq && r.active.empty && r.immutables.length === 0;
+      if (!idle && d.flushedSeq + 1 < minNeeded) minNeeded = d.flushedSeq + 1;
     }
     const current = this.wal.logNumber;
     const keep: WalFileInfo[] = [];
     for (const w of this.walFiles) {
-      if (w.number !== current && w.maxSeq < minUnflushed && !(this.walRotating !== undefined && w === this.walFiles[this.walFiles.length - 1])) {
+      if (w.number !== current && w.maxSeq < minNeeded) {
         await this.fs.remove(joinPath(this.dir, walName(w.number))).catch((err: unknown) => this.noteBackgroundError(err));
       } else keep.push(w);
     }

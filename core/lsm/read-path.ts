@@ -24,12 +24,15 @@ import type { Region, TableState } from './region.js';
 import type { RowReadContext } from './row-reader.js';
 import { readRow } from './row-reader.js';
 import type { Memstore } from './memstore.js';
+import type { SstReader } from '../sst/sst-reader.js';
 
 /** Sources of one region pinned for a read. */
 interface Pinned {
   readonly region: Region;
   readonly memstores: Memstore[];
   readonly files: FileMeta[];
+  /** files[i]'s reader, held (acquired) until unpinRegion. */
+  readonly readers: SstReader[];
 }
 
 async function pinRegion(engine: Engine, r: Region, timeStart: number): Promise<Pinned> {
@@ -38,19 +41,16 @@ async function pinRegion(engine: Engine, r: Region, timeStart: number): Promise<
   // (row-reader.ts: its puts are all out of range and its markers only cover older cells).
   const files = r.files.filter((f) => !(f.maxTs < timeStart));
   for (const f of files) engine.pin(f.number);
-  let acquired = 0;
+  const readers: SstReader[] = [];
   try {
     // Open readers are taken synchronously; only files not open yet wait for their open.
-    for (const f of files) {
-      if (!engine.readers.tryAcquire(f.number)) await engine.readers.acquire(f.number);
-      acquired++;
-    }
+    for (const f of files) readers.push(engine.readers.tryAcquire(f.number) ?? (await engine.readers.acquire(f.number)));
   } catch (err) {
-    for (let i = 0; i < acquired; i++) engine.readers.release(files[i]!.number);
+    for (let i = 0; i < readers.length; i++) engine.readers.release(files[i]!.number);
     for (const f of files) engine.unpin(f.number);
     throw err;
   }
-  return { region: r, memstores, files };
+  return { region: r, memstores, files, readers };
 }
 
 function unpinRegion(engine: Engine, p: Pinned): void {
@@ -60,13 +60,18 @@ function unpinRegion(engine: Engine, p: Pinned): void {
   }
 }
 
-function iteratorFor(engine: Engine, p: Pinned, rowFilter?: (f: FileMeta) => boolean): InternalIterator {
+/** A merged iterator over the pinned sources; with `row`, only files that may hold it. */
+function iteratorFor(p: Pinned, row?: Uint8Array): InternalIterator {
   const children: InternalIterator[] = [];
   for (const m of p.memstores) if (!m.empty) children.push(m.iterator());
-  for (const f of p.files) {
-    if (rowFilter !== undefined && !rowFilter(f)) continue;
-    const it = engine.readers.use(f.number, (r) => r.iterator());
-    if (it !== undefined) children.push(it);
+  const { files, readers } = p;
+  for (let i = 0; i < files.length; i++) {
+    if (row !== undefined) {
+      const f = files[i]!;
+      if (compareKeyRow(f.smallest, row) > 0 || compareKeyRow(f.largest, row) < 0) continue;
+      if (!readers[i]!.mayContain(row)) continue;
+    }
+    children.push(readers[i]!.iterator());
   }
   return children.length === 1 ? children[0]! : new MergingIterator(children, compareInternalKeys);
 }
@@ -110,9 +115,7 @@ export async function getRows(
           out[i] = undefined;
           continue;
         }
-        const it = iteratorFor(engine, p, (f) =>
-          compareKeyRow(f.smallest, key) <= 0 && compareKeyRow(f.largest, key) >= 0 &&
-          engine.readers.use(f.number, (r) => r.mayContain(key)) !== false);
+        const it = iteratorFor(p, key);
         try {
           it.seek(rowStartKey(key));
           if (it.valid && compareKeyRow(it.key(), key) === 0) {
@@ -190,7 +193,7 @@ export async function* scanRows(engine: Engine, t: TableState, s: NormalizedScan
           const batch: Row[] = [];
           let bytes = 0;
           let examined = 0;
-          const it = iteratorFor(engine, p);
+          const it = iteratorFor(p);
           try {
             it.seek(seekTo);
             seekTo = undefined;
@@ -259,7 +262,7 @@ export async function* scanRows(engine: Engine, t: TableState, s: NormalizedScan
         const batch: Row[] = [];
         let bytes = 0;
         let examined = 0;
-        const it = iteratorFor(engine, p);
+        const it = iteratorFor(p);
         try {
           if (upper.length === 0 || (region.end.length > 0 && compareBytes(upper, region.end) > 0)) {
             if (region.end.length === 0) it.seekToLast();

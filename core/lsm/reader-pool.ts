@@ -42,9 +42,9 @@ export class ReaderPool {
     return this.cache.acquire(n);
   }
 
-  /** Takes a reference without waiting when the reader is open already; false otherwise. */
-  tryAcquire(n: number): boolean {
-    return this.cache.tryAcquire(n) !== undefined;
+  /** Takes a reference without waiting when the reader is open already; undefined otherwise. */
+  tryAcquire(n: number): SstReader | undefined {
+    return this.cache.tryAcquire(n);
   }
 
   release(n: number): void {

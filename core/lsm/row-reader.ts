@@ -130,6 +130,7 @@ class RowAssembler {
     this.famMarkers = NO_MARKERS;
     this.qual = undefined;
     this.n = 0;
+    this.more = undefined;
     let famSeen = false;
     for (;;) {
       const seq = seqOf(k);
