@@ -319,4 +319,11 @@ export interface StoreStats {
   /** Writers currently held back because flushes fell behind. */
   readonly stalledWriters: number;
   readonly walBytes: number;
+  /** Bytes of damaged WAL records skipped at the last open (data acknowledged but lost). */
+  readonly recoveryDroppedBytes?: number;
+  /** Failed background operations (flush, compaction, manifest, file removal) since open. */
+  readonly backgroundErrors?: number;
+  readonly lastBackgroundError?: string;
+  /** Set when the store stopped accepting writes after an I/O failure (reopen to recover). */
+  readonly writeFailure?: string;
 }

@@ -130,6 +130,10 @@ class EmbeddedStore implements Store, EmbeddedStoreExtras {
       blockCache: { hits: cache.hits, misses: cache.misses, sizeBytes: cache.sizeBytes, capacityBytes: cache.capacityBytes },
       stalledWriters: c.stalledWriters,
       walBytes: e.walBytes(),
+      recoveryDroppedBytes: c.recoveryDroppedBytes,
+      backgroundErrors: c.backgroundErrors,
+      ...(c.lastBackgroundError !== undefined ? { lastBackgroundError: c.lastBackgroundError } : {}),
+      ...(e.failure !== undefined ? { writeFailure: e.failure.message } : {}),
     };
   }
 
