@@ -137,6 +137,8 @@ export interface TableSpec {
    * non-empty keys. The time-series layer pre-splits on its salt buckets.
    */
   readonly splitPoints?: readonly Uint8Array[];
+  /** Default TTL for every family that sets none (HBase's per-table TTL). */
+  readonly ttlMs?: number;
 }
 
 export interface FamilySpec {

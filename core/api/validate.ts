@@ -127,6 +127,9 @@ export function validateTableSpec(spec: TableSpec, limits?: KeyLimits): void {
       throw invalid(`${where}: family ${fam.name}: ttlMs must be a positive integer, got ${String(fam.ttlMs)}`);
     }
   }
+  if (spec.ttlMs !== undefined && !(Number.isSafeInteger(spec.ttlMs) && spec.ttlMs >= 1)) {
+    throw invalid(`${where}: ttlMs must be a positive integer, got ${String(spec.ttlMs)}`);
+  }
   if (spec.splitPoints !== undefined) {
     if (!Array.isArray(spec.splitPoints)) throw new TypeError(`${where}: splitPoints must be an array`);
     let prev: Uint8Array | undefined;
@@ -498,4 +501,9 @@ export function validatedScan(
     if (prepared === undefined) throw error;
     yield* run(prepared);
   })();
+}
+
+/** The TTL in force for a family: its own, else the table's default, else none. */
+export function effectiveTtlMs(table: TableSpec, family: { readonly ttlMs?: number }): number | undefined {
+  return family.ttlMs ?? table.ttlMs;
 }

@@ -179,7 +179,11 @@ export class Engine {
     }
     const now = this.clock();
     for (const t of state.tables) {
-      const ts = new TableState(t.id, { name: t.name, families: t.families, ...(t.splitPoints !== undefined ? { splitPoints: t.splitPoints.map((p) => new Uint8Array(p)) } : {}) });
+      const ts = new TableState(t.id, {
+        name: t.name, families: t.families,
+        ...(t.splitPoints !== undefined ? { splitPoints: t.splitPoints.map((p) => new Uint8Array(p)) } : {}),
+        ...(t.ttlMs !== undefined ? { ttlMs: t.ttlMs } : {}),
+      });
       this.tables.set(t.name, ts);
       this.tablesById.set(t.id, ts);
     }
@@ -302,7 +306,11 @@ export class Engine {
       ...(f.ttlMs !== undefined ? { ttlMs: f.ttlMs } : {}),
     }));
     const splits = [...(spec.splitPoints ?? [])].map((s) => s.slice()).sort(compareBytes);
-    const t = new TableState(id, { name: spec.name, families, ...(splits.length > 0 ? { splitPoints: splits } : {}) });
+    const t = new TableState(id, {
+      name: spec.name, families,
+      ...(splits.length > 0 ? { splitPoints: splits } : {}),
+      ...(spec.ttlMs !== undefined ? { ttlMs: spec.ttlMs } : {}),
+    });
     const bounds = [new Uint8Array(0), ...splits, new Uint8Array(0)];
     const now = this.clock();
     for (let i = 0; i + 1 < bounds.length; i++) {
@@ -767,7 +775,11 @@ export class Engine {
     const regions: RegionMeta[] = [];
     const used = new Set<number>();
     for (const t of this.tables.values()) {
-      tables.push({ id: t.id, name: t.name, families: t.spec.families, ...(t.spec.splitPoints !== undefined ? { splitPoints: t.spec.splitPoints } : {}) });
+      tables.push({
+        id: t.id, name: t.name, families: t.spec.families,
+        ...(t.spec.splitPoints !== undefined ? { splitPoints: t.spec.splitPoints } : {}),
+        ...(t.spec.ttlMs !== undefined ? { ttlMs: t.spec.ttlMs } : {}),
+      });
       for (const r of t.regions) {
         regions.push({ id: r.id, tableId: t.id, start: r.start, end: r.end, flushedSeq: r.flushedSeq, files: r.files.map((f) => f.number) });
         for (const f of r.files) used.add(f.number);

@@ -27,6 +27,8 @@ export interface TableMeta {
   readonly families: readonly FamilySpec[];
   /** The split points the table was created with (its current regions may differ). */
   readonly splitPoints?: readonly Uint8Array[];
+  /** Default TTL of families without their own. */
+  readonly ttlMs?: number;
 }
 
 export interface RegionMeta {

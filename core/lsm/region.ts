@@ -13,6 +13,7 @@ import type { FileMeta } from './file-meta.js';
 import { Memstore } from './memstore.js';
 import type { FamilyRule } from './row-reader.js';
 import type { TableSpec } from '../api/store.js';
+import { effectiveTtlMs } from '../api/validate.js';
 
 export interface RegionCounters {
   cellsWritten: number;
@@ -33,7 +34,7 @@ export class TableState {
     this.id = id;
     this.spec = spec;
     this.families = new Map(
-      spec.families.map((f) => [f.name, { maxVersions: f.maxVersions ?? 1, ttlMs: f.ttlMs }]),
+      spec.families.map((f) => [f.name, { maxVersions: f.maxVersions ?? 1, ttlMs: effectiveTtlMs(spec, f) }]),
     );
   }
 

@@ -62,6 +62,7 @@ import {
   normalizeGetOptions,
   normalizeScanSpec,
   validatedScan,
+  effectiveTtlMs,
   validateCellRef,
   validateKey,
   validateKeys,
@@ -178,7 +179,8 @@ class TableState {
 
   /** True when a version is past its family's TTL at `now`. */
   expired(family: string, timestamp: number, now: number): boolean {
-    const ttl = this.familySpecs.get(family)?.ttlMs;
+    const f = this.familySpecs.get(family);
+    const ttl = f === undefined ? undefined : effectiveTtlMs(this.spec, f);
     return ttl !== undefined && now - timestamp > ttl;
   }
 
@@ -285,6 +287,7 @@ function copySpec(spec: TableSpec): TableSpec {
       ...(f.ttlMs === undefined ? {} : { ttlMs: f.ttlMs }),
     })),
     ...(spec.splitPoints === undefined ? {} : { splitPoints: spec.splitPoints.map((p) => p.slice()) }),
+    ...(spec.ttlMs === undefined ? {} : { ttlMs: spec.ttlMs }),
   };
 }
 

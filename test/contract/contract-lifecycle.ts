@@ -123,6 +123,21 @@ export function lifecycleContract(ctx: ContractContext): void {
       expect(await scanKeys(t)).toEqual([]);
     });
 
+    it('a table-level TTL applies to families without their own, and survives reopen', async () => {
+      const t = await ctx.store.createTable({ name: 'tt', ttlMs: 2000, families: [{ name: 'd' }, { name: 'own', ttlMs: 500 }] });
+      expect(t.spec.ttlMs).toBe(2000);
+      await write(t, ['k', [put('d', 'q', 'v'), put('own', 'q', 'w')]]);
+      ctx.clock.advance(501);
+      expect(cells(await getRow(t, 'k'))).toEqual(['d:q=v']);
+      ctx.clock.advance(1500);
+      expect(await getRow(t, 'k')).toBeUndefined();
+      if (ctx.factory.reopen !== undefined) {
+        const again = await (await ctx.reopen()).openTable('tt');
+        expect(again.spec.ttlMs).toBe(2000);
+        expect(await getRow(again, 'k')).toBeUndefined();
+      }
+    });
+
     it('expired versions drop out individually', async () => {
       const t = await ttlTable();
       await write(t, ['k', [put('short', 'q', 'a', T0 - 1500), put('short', 'q', 'b', T0 - 500), put('short', 'q', 'c', T0)]]);
