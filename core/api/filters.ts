@@ -50,7 +50,16 @@ interface QualifierRange {
 }
 
 /** Compiles a read's filter data into predicates (see the file header for semantics). */
+/** Selects everything: the compiled form of a read without filters (shared). */
+const SELECT_ALL: CompiledFilter = {
+  hasRowFilter: false,
+  hasCellFilter: false,
+  rowMatches: () => true,
+  cellMatches: () => true,
+};
+
 export function compileReadFilter(opts: ReadFilterInput): CompiledFilter {
+  if (opts.filter === undefined && opts.timeRange === undefined && opts.families === undefined) return SELECT_ALL;
   const parts: Parts = { prefixes: [], fuzzy: [], regexes: [], qualifierRanges: [], timeStart: 0, timeEnd: Infinity };
   if (opts.timeRange !== undefined) addTimeRange(parts, opts.timeRange);
   if (opts.filter !== undefined) collect(parts, opts.filter);

@@ -99,11 +99,14 @@ export async function getRows(
   const out: (Row | undefined)[] = new Array(keys.length);
   // Group keys by region so each region is pinned once.
   const byRegion = new Map<Region, number[]>();
-  for (let i = 0; i < keys.length; i++) {
-    const r = t.regionFor(keys[i]!);
-    let list = byRegion.get(r);
-    if (list === undefined) byRegion.set(r, (list = []));
-    list.push(i);
+  if (keys.length === 1) byRegion.set(t.regionFor(keys[0]!), [0]);
+  else {
+    for (let i = 0; i < keys.length; i++) {
+      const r = t.regionFor(keys[i]!);
+      let list = byRegion.get(r);
+      if (list === undefined) byRegion.set(r, (list = []));
+      list.push(i);
+    }
   }
   for (const [region, idxs] of byRegion) {
     const p = await pinRegion(engine, region, timeStart);
