@@ -34,3 +34,10 @@ export interface InternalIterator {
 }
 
 export type Comparator = (a: Uint8Array, b: Uint8Array) => number;
+
+/**
+ * Optional in-place form of a Comparator: compares a[aStart, aEnd) with the whole of b, and
+ * must return exactly what `compare(a.subarray(aStart, aEnd), b)` returns (sign and value),
+ * without allocating. Lets block iterators compare decoded keys without creating views.
+ */
+export type RangeComparator = (a: Uint8Array, aStart: number, aEnd: number, b: Uint8Array) => number;

@@ -113,6 +113,34 @@ export function compareInternalKeys(a: Uint8Array, b: Uint8Array): number {
   return compareRange(a, ta, a.length, b, tb, b.length);
 }
 
+/**
+ * compareInternalKeys(a.subarray(aStart, aEnd), b) without creating the view (a
+ * RangeComparator for SST block seeks). Returns exactly the same value; keys whose layout
+ * does not fit inside [aStart, aEnd) take the view path, so even malformed keys compare
+ * identically.
+ */
+export function compareInternalKeyRange(a: Uint8Array, aStart: number, aEnd: number, b: Uint8Array): number {
+  const len = aEnd - aStart;
+  if (len < TRAILER_BYTES) return compareInternalKeys(a.subarray(aStart, aEnd), b);
+  const rla = (a[aStart]! << 8) | a[aStart + 1]!;
+  const fa = aStart + 2 + rla;
+  if (fa >= aEnd) return compareInternalKeys(a.subarray(aStart, aEnd), b);
+  const qa = fa + 1 + a[fa]!;
+  if (qa > aEnd) return compareInternalKeys(a.subarray(aStart, aEnd), b);
+  const rlb = (b[0]! << 8) | b[1]!;
+  let c = compareRange(a, aStart + 2, fa, b, 2, 2 + rlb);
+  if (c !== 0) return c;
+  const fb = 2 + rlb;
+  const qb = fb + 1 + b[fb]!;
+  c = compareRange(a, fa + 1, qa, b, fb + 1, qb);
+  if (c !== 0) return c;
+  const ta = aEnd - TRAILER_BYTES;
+  const tb = b.length - TRAILER_BYTES;
+  c = compareRange(a, qa, ta, b, qb, tb);
+  if (c !== 0) return c;
+  return compareRange(a, ta, aEnd, b, tb, b.length);
+}
+
 /** Compares only (row, family, qualifier): zero for two versions of one cell. */
 export function compareCellIdentity(a: Uint8Array, b: Uint8Array): number {
   return compareRange(a, 0, a.length - TRAILER_BYTES, b, 0, b.length - TRAILER_BYTES);

@@ -23,7 +23,7 @@ import { KeyKind, compareKeyRow, kindOf, rowStartKey, seqOf, timestampOf } from 
 import type { FamilyRule } from './row-reader.js';
 import { compactRow } from './row-reader.js';
 import type { SstSettings } from './sst-options.js';
-import { bloomKey, compare } from './sst-options.js';
+import { bloomKey, compare, compareRange } from './sst-options.js';
 
 export interface FlushJob {
   readonly kind: 'flush';
@@ -171,7 +171,7 @@ function openInputs(fs: FileSystem, dir: string, inputs: readonly number[]): Pro
       for (const n of inputs) {
         const f = await fs.openRead(joinPath(dir, sstName(n)));
         files.push(f);
-        const reader = await SstReader.open(f, { compare, bloomKey, cacheId: n });
+        const reader = await SstReader.open(f, { compare, compareRange, bloomKey, cacheId: n });
         iters.push(reader.iterator());
       }
     } catch (e) {

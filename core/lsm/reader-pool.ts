@@ -11,7 +11,7 @@ import type { Block } from '../sst/block.js';
 import { SstReader } from '../sst/sst-reader.js';
 import { ioError } from '../api/errors.js';
 import { sstName } from './filenames.js';
-import { bloomKey, compare } from './sst-options.js';
+import { bloomKey, compare, compareRange } from './sst-options.js';
 
 export class ReaderPool {
   private readonly cache: TableCache;
@@ -28,7 +28,7 @@ export class ReaderPool {
           throw ioError(`sst ${path}: open`, err);
         }
         try {
-          return SstReader.open(file, { compare, bloomKey, cache: blocks, cacheId: n, verifyChecksums: verify });
+          return SstReader.open(file, { compare, compareRange, bloomKey, cache: blocks, cacheId: n, verifyChecksums: verify });
         } catch (err) {
           await file.close().catch(() => undefined);
           throw err;

@@ -13,7 +13,7 @@
  * positioning call. Blocks are shared (through the block cache) by many iterators; an
  * iterator is single-threaded and never mutates its block.
  */
-import type { Comparator, InternalIterator } from '../iter/internal-iterator.js';
+import type { Comparator, InternalIterator, RangeComparator } from '../iter/internal-iterator.js';
 import type { StoreError } from '../api/errors.js';
 import { corruption } from './sst-format.js';
 
@@ -71,9 +71,13 @@ export class Block {
     return this.restarts.length;
   }
 
-  /** A new iterator over this block, ordered by `compare` (the order it was written in). */
-  iterator(compare: Comparator): BlockIterator {
-    return new BlockIterator(this, compare);
+  /**
+   * A new iterator over this block, ordered by `compare` (the order it was written in).
+   * `compareRange`, when given, must agree exactly with `compare` (see RangeComparator);
+   * seeks then compare keys in place instead of creating views.
+   */
+  iterator(compare: Comparator, compareRange?: RangeComparator): BlockIterator {
+    return new BlockIterator(this, compare, compareRange);
   }
 }
 
@@ -106,6 +110,7 @@ function readU32(d: Uint8Array, p: number): number {
  */
 export class BlockIterator implements InternalIterator {
   private readonly compare: Comparator;
+  private readonly compareRange: RangeComparator | undefined;
   private block!: Block;
   private data!: Uint8Array;
   private restarts!: Uint32Array;
@@ -125,8 +130,9 @@ export class BlockIterator implements InternalIterator {
   private isValid = false;
   private err: StoreError | undefined;
 
-  constructor(block: Block, compare: Comparator) {
+  constructor(block: Block, compare: Comparator, compareRange?: RangeComparator) {
     this.compare = compare;
+    this.compareRange = compareRange;
     this.reset(block);
   }
 
@@ -177,6 +183,14 @@ export class BlockIterator implements InternalIterator {
       else right = mid - 1;
     }
     this.seekToRestart(left);
+    const rc = this.compareRange;
+    if (rc !== undefined) {
+      // In place: no key view per entry stepped over (key() creates one on demand).
+      while (this.parseNext()) {
+        if (rc(this.keyBuf, 0, this.keyLen, target) >= 0) return;
+      }
+      return;
+    }
     const compare = this.compare;
     while (this.parseNext()) {
       if (compare(this.key(), target) >= 0) return;
@@ -186,7 +200,9 @@ export class BlockIterator implements InternalIterator {
   seekForPrev(target: Uint8Array): void {
     this.seek(target);
     if (this.isValid) {
-      if (this.compare(this.key(), target) > 0) this.prev();
+      const rc = this.compareRange;
+      const c = rc !== undefined ? rc(this.keyBuf, 0, this.keyLen, target) : this.compare(this.key(), target);
+      if (c > 0) this.prev();
     } else if (this.err === undefined) {
       this.seekToLast();
     }
@@ -280,7 +296,8 @@ export class BlockIterator implements InternalIterator {
       this.fail(at, `key ${unshared} + value ${vlen} bytes overrun the entries (end @+${limit})`);
       return 0;
     }
-    return this.compare(d.subarray(p, p + unshared), target);
+    const rc = this.compareRange;
+    return rc !== undefined ? rc(d, p, p + unshared, target) : this.compare(d.subarray(p, p + unshared), target);
   }
 
   /** Decodes the entry at nextOff. Returns false (and invalidates) at the end or on corruption. */

@@ -16,7 +16,7 @@
  * used interleaved from the one JavaScript thread. close() closes the file; iterators that
  * need another block afterwards record STORE_CLOSED.
  */
-import type { Comparator, InternalIterator } from '../iter/internal-iterator.js';
+import type { Comparator, InternalIterator, RangeComparator } from '../iter/internal-iterator.js';
 import type { RandomAccessFile } from '../fs/fs.js';
 import type { LruCache } from '../cache/lru-cache.js';
 import { StoreError, ioError } from '../api/errors.js';
@@ -35,6 +35,11 @@ import type { BlockHandle, Footer, SstProperties, SstProps } from './sst-format.
 export interface SstReaderOptions {
   /** The order the file was written in. */
   readonly compare: Comparator;
+  /**
+   * Optional in-place form of `compare` (must return exactly what compare(a.subarray(s, e), b)
+   * does); block seeks then compare without creating key views. Results are unchanged.
+   */
+  readonly compareRange?: RangeComparator;
   /** Maps a full key to its bloom key, for mayContainKey(). Default: the whole key. */
   readonly bloomKey?: (key: Uint8Array) => Uint8Array;
   /** Shared block cache; without one, each iterator re-reads blocks it leaves. */
@@ -58,6 +63,7 @@ export class SstReader {
   readonly footer: Footer;
   private readonly file: RandomAccessFile;
   private readonly compare: Comparator;
+  private readonly compareRange: RangeComparator | undefined;
   private readonly bloomKeyFn: ((key: Uint8Array) => Uint8Array) | undefined;
   private readonly cache: LruCache<Block> | undefined;
   private readonly verify: boolean;
@@ -74,6 +80,7 @@ export class SstReader {
     this.sizeBytes = file.size;
     this.cacheId = opts.cacheId;
     this.compare = opts.compare;
+    this.compareRange = opts.compareRange;
     this.bloomKeyFn = opts.bloomKey;
     this.cache = opts.cache;
     this.verify = opts.verifyChecksums ?? true;
@@ -186,7 +193,7 @@ export class SstReader {
 
   /** A new two-level iterator over the whole file, unpositioned. */
   iterator(): SstIterator {
-    return new SstIterator(this, this.compare, this.indexKeys);
+    return new SstIterator(this, this.compare, this.indexKeys, this.compareRange);
   }
 
   /** The handle of data block `i` (0-based, file order). */
@@ -263,6 +270,7 @@ export class SstReader {
 export class SstIterator implements InternalIterator {
   private readonly reader: SstReader;
   private readonly compare: Comparator;
+  private readonly compareRange: RangeComparator | undefined;
   private readonly indexKeys: readonly Uint8Array[];
   private readonly n: number;
   private blockIdx = -1;
@@ -271,9 +279,10 @@ export class SstIterator implements InternalIterator {
   private err: Error | undefined;
 
   /** Use SstReader.iterator(). */
-  constructor(reader: SstReader, compare: Comparator, indexKeys: readonly Uint8Array[]) {
+  constructor(reader: SstReader, compare: Comparator, indexKeys: readonly Uint8Array[], compareRange?: RangeComparator) {
     this.reader = reader;
     this.compare = compare;
+    this.compareRange = compareRange;
     this.indexKeys = indexKeys;
     this.n = indexKeys.length;
   }
@@ -368,7 +377,7 @@ export class SstIterator implements InternalIterator {
       this.blockIdx = -1;
       return false;
     }
-    if (this.data === undefined) this.data = block.iterator(this.compare);
+    if (this.data === undefined) this.data = block.iterator(this.compare, this.compareRange);
     else this.data.reset(block);
     this.blockIdx = i;
     return true;
