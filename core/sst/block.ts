@@ -84,6 +84,31 @@ export class Block {
 // Set by readVarint: the position after the varint it decoded.
 let varintEnd = 0;
 
+// Set by readEntryHeader (module scratch: no allocation per entry on the hot path).
+let hdrShared = 0;
+let hdrUnshared = 0;
+let hdrValueLen = 0;
+let hdrEnd = 0;
+
+/**
+ * Decodes an entry header `<shared><unshared><valueLen>` at p (one byte each in the common
+ * case) into the hdr* scratch variables; false when a varint is malformed.
+ */
+function readEntryHeader(d: Uint8Array, p: number, limit: number): boolean {
+  if (p + 3 <= limit && (d[p]! | d[p + 1]! | d[p + 2]!) < 0x80) {
+    hdrShared = d[p]!;
+    hdrUnshared = d[p + 1]!;
+    hdrValueLen = d[p + 2]!;
+    hdrEnd = p + 3;
+    return true;
+  }
+  hdrShared = readVarint(d, p, limit);
+  hdrUnshared = hdrShared < 0 ? -1 : readVarint(d, varintEnd, limit);
+  hdrValueLen = hdrUnshared < 0 ? -1 : readVarint(d, varintEnd, limit);
+  hdrEnd = varintEnd;
+  return hdrValueLen >= 0;
+}
+
 /** Decodes a uvarint (< 2^32) at p, not reading at or past `limit`; -1 when malformed. */
 function readVarint(d: Uint8Array, p: number, limit: number): number {
   let result = 0;
@@ -269,25 +294,14 @@ export class BlockIterator implements InternalIterator {
     const d = this.data;
     const at = this.restarts[i]!;
     const limit = this.limit;
-    let p = at;
-    let shared: number;
-    let unshared: number;
-    let vlen: number;
-    if (p + 3 <= limit && (d[p]! | d[p + 1]! | d[p + 2]!) < 0x80) {
-      shared = d[p]!;
-      unshared = d[p + 1]!;
-      vlen = d[p + 2]!;
-      p += 3;
-    } else {
-      shared = readVarint(d, p, limit);
-      unshared = shared < 0 ? -1 : readVarint(d, varintEnd, limit);
-      vlen = unshared < 0 ? -1 : readVarint(d, varintEnd, limit);
-      if (vlen < 0) {
-        this.fail(at, 'malformed varint');
-        return 0;
-      }
-      p = varintEnd;
+    if (!readEntryHeader(d, at, limit)) {
+      this.fail(at, 'malformed varint');
+      return 0;
     }
+    const shared = hdrShared;
+    const unshared = hdrUnshared;
+    const vlen = hdrValueLen;
+    const p = hdrEnd;
     if (shared !== 0) {
       this.fail(at, `restart entry shares ${shared} bytes`);
       return 0;
@@ -310,22 +324,11 @@ export class BlockIterator implements InternalIterator {
       this.invalidate();
       return false;
     }
-    let p = at;
-    let shared: number;
-    let unshared: number;
-    let vlen: number;
-    if (p + 3 <= limit && (d[p]! | d[p + 1]! | d[p + 2]!) < 0x80) {
-      shared = d[p]!;
-      unshared = d[p + 1]!;
-      vlen = d[p + 2]!;
-      p += 3;
-    } else {
-      shared = readVarint(d, p, limit);
-      unshared = shared < 0 ? -1 : readVarint(d, varintEnd, limit);
-      vlen = unshared < 0 ? -1 : readVarint(d, varintEnd, limit);
-      if (vlen < 0) return this.fail(at, 'malformed varint');
-      p = varintEnd;
-    }
+    if (!readEntryHeader(d, at, limit)) return this.fail(at, 'malformed varint');
+    const shared = hdrShared;
+    const unshared = hdrUnshared;
+    const vlen = hdrValueLen;
+    let p = hdrEnd;
     if (shared > this.keyLen) return this.fail(at, `shares ${shared} bytes of a ${this.keyLen}-byte previous key`);
     if (p + unshared + vlen > limit) {
       return this.fail(at, `key ${unshared} + value ${vlen} bytes overrun the entries (end @+${limit})`);
