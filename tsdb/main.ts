@@ -1,66 +1,56 @@
 /**
- * Composition root: parses the command line, opens the embedded store and serves it.
- * Until the time-series write path lands, the server answers /api/version, /api/stats and
- * /api/regions over HTTP on the one port.
+ * Composition root of the `horae` command: every command but `serve` runs in
+ * cli/run-cli.ts; `serve` (the default) opens the embedded store on the data directory
+ * and serves HTTP and telnet on one port until SIGTERM/SIGINT, then shuts down
+ * gracefully: stop accepting, finish in-flight writes, stop background work, flush and
+ * close the store.
  */
 import { resolve } from 'node:path';
-import Fastify from 'fastify';
 import { openEmbeddedStore } from '../core/index.js';
-import type { Store } from '../core/index.js';
-import { ArgsError, USAGE, parseArgs } from './cli-args.js';
+import { parseServeCommand } from './cli/args.js';
+import { processIo, runCli } from './cli/run-cli.js';
+import { startServer } from './server/server.js';
 import { VERSION } from './version.js';
 
-export async function buildServer(store: Store) {
-  const app = Fastify({ logger: false });
-  app.get('/api/version', async () => ({ version: VERSION, short_revision: '', repo: 'horae', host: '' }));
-  app.get('/api/stats', async () => store.stats());
-  app.get('/api/regions', async () => {
-    const out: Record<string, unknown> = {};
-    for (const name of await store.listTables()) {
-      const regions = await (await store.openTable(name)).regions();
-      out[name] = regions.map((r) => ({ ...r, start: Buffer.from(r.start).toString('hex'), end: Buffer.from(r.end).toString('hex') }));
-    }
-    return out;
-  });
-  return app;
-}
-
 async function main(): Promise<void> {
-  let args;
-  try {
-    args = parseArgs(process.argv.slice(2));
-  } catch (e) {
-    if (e instanceof ArgsError) {
-      process.stderr.write(`horae: ${e.message}\n\n${USAGE}`);
-      process.exit(2);
-    }
-    throw e;
-  }
-  if (args.help) {
-    process.stdout.write(USAGE);
+  const argv = process.argv.slice(2);
+  const code = await runCli(argv, process.env, processIo());
+  if (code !== undefined) {
+    process.exitCode = code;
     return;
   }
-  const store = await openEmbeddedStore({ dir: resolve(args.dataDir) });
-  const app = await buildServer(store);
-  await app.listen({ port: args.port, host: args.host });
-  const addr = app.server.address();
-  const port = typeof addr === 'object' && addr !== null ? addr.port : args.port;
-  console.log(`horae ${VERSION} listening on ${args.host}:${port}, data in ${resolve(args.dataDir)}`);
+  const s = parseServeCommand(argv, process.env);
+  for (const w of s.warnings) process.stderr.write(`warning: ${w}\n`);
+  const dataDir = resolve(s.dataDir);
+  const store = await openEmbeddedStore({ dir: dataDir });
+  const server = await startServer({
+    store,
+    port: s.port,
+    bind: s.bind,
+    config: s.tsdb,
+    log: (msg) => process.stderr.write(`horae: ${msg}\n`),
+  });
+  console.log(`horae ${VERSION} listening on ${server.address}:${server.port} (HTTP and telnet), data in ${dataDir}`);
   let stopping = false;
-  const stop = async (): Promise<void> => {
+  const stop = (signal: string): void => {
     if (stopping) return;
     stopping = true;
-    await app.close();
-    await store.close();
-    process.exit(0);
+    process.stderr.write(`horae: ${signal}: shutting down\n`);
+    server.stop().then(
+      () => process.exit(0),
+      (err: unknown) => {
+        process.stderr.write(`horae: shutdown failed: ${(err as Error).message}\n`);
+        process.exit(1);
+      },
+    );
   };
-  process.on('SIGINT', () => void stop());
-  process.on('SIGTERM', () => void stop());
+  process.on('SIGINT', () => stop('SIGINT'));
+  process.on('SIGTERM', () => stop('SIGTERM'));
 }
 
 if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${resolve(process.argv[1])}`).href) {
   main().catch((err: unknown) => {
-    console.error(`horae: ${(err as Error).message}`);
+    process.stderr.write(`horae: ${(err as Error).message}\n`);
     process.exit(1);
   });
 }

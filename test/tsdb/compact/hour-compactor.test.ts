@@ -1,0 +1,107 @@
+import { describe, expect, it } from 'vitest';
+import { Random } from '../../../core/util/random.js';
+import { toHex } from '../../../core/api/bytes.js';
+import { needsCompaction } from '../../../tsdb/compact/hour-compactor.js';
+import { readSeries } from '../../../tsdb/read/series-reader.js';
+import type { Tsdb } from '../../../tsdb/tsdb.js';
+import type { IncomingPoint } from '../../../tsdb/write/data-point.js';
+import { openFixture, pt } from '../helpers/tsdb-fixture.js';
+
+const T0 = 1356998400;
+const HOUR_MS = 3_600_000;
+
+async function cellsPerRow(tsdb: Tsdb): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  for await (const rows of tsdb.data.scan({})) for (const r of rows) out.set(toHex(r.key), r.cells.map((c) => toHex(c.qualifier)));
+  return out;
+}
+
+describe('HourCompactor', () => {
+  it('rewrites a closed hour into one compressed cell and reads the same points', async () => {
+    const { tsdb, clock } = await openFixture({}, (T0 + 100) * 1000);
+    const pts = Array.from({ length: 360 }, (_, i) => pt('cpu', T0 + i * 10, Math.round(Math.sin(i) * 10000) / 100));
+    await tsdb.ingest.write(pts);
+    const before = await readSeries(tsdb, 'cpu', { host: 'a' }, (T0 - 86400) * 1000, (T0 + 86400) * 1000);
+    await tsdb.compactor.runOnce();
+    // hour not closed yet: the write left one OpenTSDB compacted column of 360 2-byte qualifiers
+    expect([...(await cellsPerRow(tsdb)).values()][0]!.map((q) => q.length / 2)).toEqual([720]);
+    clock.now = T0 * 1000 + HOUR_MS + tsdb.config.compactGraceMs + tsdb.config.compactIdleMs;
+    await tsdb.compactor.runOnce();
+    expect([...(await cellsPerRow(tsdb)).values()]).toEqual([['0c']]);
+    expect(await readSeries(tsdb, 'cpu', { host: 'a' }, (T0 - 86400) * 1000, (T0 + 86400) * 1000)).toEqual(before);
+    expect(tsdb.compactor.stats()).toMatchObject({ rowsCompacted: 1, pointsCompacted: 360, pendingRows: 0 });
+  });
+
+  it('waits for an idle row, and merges late points into the compressed cell (last write wins)', async () => {
+    const { tsdb, clock } = await openFixture({ compactGraceMs: 0, compactIdleMs: 5000 }, T0 * 1000 + 2 * HOUR_MS);
+    await tsdb.ingest.write([pt('m', T0 + 1, 1), pt('m', T0 + 2, 2)]);
+    await tsdb.compactor.runOnce();
+    expect(tsdb.compactor.stats().rowsCompacted).toBe(0);
+    clock.now += 5000;
+    await tsdb.compactor.runOnce();
+    expect([...(await cellsPerRow(tsdb)).values()]).toEqual([['0c']]);
+    clock.now += 1000;
+    await tsdb.ingest.write([pt('m', T0 + 2, 20.5), pt('m', T0 + 3, 3)]);
+    expect((await readSeries(tsdb, 'm', { host: 'a' }, (T0 - 86400) * 1000, (T0 + 86400) * 1000)).map((p) => p.value)).toEqual([1, 20.5, 3]);
+    clock.now += 5000;
+    await tsdb.compactor.runOnce();
+    expect([...(await cellsPerRow(tsdb)).values()]).toEqual([['0c']]);
+    expect((await readSeries(tsdb, 'm', { host: 'a' }, (T0 - 86400) * 1000, (T0 + 86400) * 1000)).map((p) => [p.ts / 1000 - T0, p.value, p.isInt])).toEqual([[1, 1, true], [2, 20.5, false], [3, 3, true]]);
+  });
+
+  it('sweeps rows it was never told about (written before a restart)', async () => {
+    const { tsdb, clock } = await openFixture({}, (T0 + 10) * 1000);
+    await tsdb.ingest.write([pt('m', T0 + 1, 1), pt('m', T0 + 3601, 2)]);
+    tsdb.compactor['dirty'].clear(); // as after a restart
+    clock.now = T0 * 1000 + 3 * HOUR_MS;
+    await tsdb.compactor.runOnce({ sweep: true });
+    const rows = [...(await cellsPerRow(tsdb)).values()];
+    expect(rows).toEqual([['0c'], ['0c']]);
+    expect((await readSeries(tsdb, 'm', { host: 'a' }, (T0 - 86400) * 1000, (T0 + 86400) * 1000)).map((p) => p.value)).toEqual([1, 2]);
+  });
+
+  it('needsCompaction: only data cells other than a lone hour cell count', () => {
+    const c = (q: number[]) => ({ family: 't', qualifier: Uint8Array.from(q), timestamp: 1, value: new Uint8Array(1) });
+    expect(needsCompaction([c([0x0c])])).toBe(false);
+    expect(needsCompaction([c([0x0c]), c([0x01, 0, 0])])).toBe(false); // + annotation
+    expect(needsCompaction([c([0x00, 0x30])])).toBe(true);
+    expect(needsCompaction([c([0x0c]), c([0x00, 0x30])])).toBe(true);
+    expect(needsCompaction([])).toBe(false);
+  });
+
+  it('matches an in-memory model over random writes, rewrites and compactions', async () => {
+    const seed = Number(process.env.TEST_SEED ?? 7);
+    const rnd = new Random(seed);
+    const { tsdb, clock } = await openFixture({ compactGraceMs: 0, compactIdleMs: 0 }, T0 * 1000);
+    const model = new Map<string, Map<number, { value: number; isInt: boolean }>>();
+    const hosts = ['a', 'b', 'c'];
+    for (let step = 0; step < 60; step++) {
+      clock.now += 1 + rnd.int(HOUR_MS / 2);
+      const batch: IncomingPoint[] = [];
+      const n = 1 + rnd.int(50);
+      for (let i = 0; i < n; i++) {
+        const host = hosts[rnd.int(hosts.length)]!;
+        // ms or s timestamps anywhere in the last 6 hours, some colliding on purpose
+        const ms = clock.now - rnd.int(6 * HOUR_MS);
+        const tsMs = rnd.int(3) === 0 ? ms : Math.floor(ms / 1000) * 1000;
+        const ts = tsMs % 1000 === 0 && rnd.int(2) === 0 ? tsMs / 1000 : tsMs;
+        const isInt = rnd.int(2) === 0;
+        const value = isInt ? rnd.int(2000) - 1000 : rnd.int(100000) / 100;
+        batch.push(pt('m', ts, value, { host }, isInt));
+        const m = model.get(host) ?? new Map();
+        model.set(host, m);
+        m.set(tsMs, { value, isInt });
+      }
+      const out = await tsdb.ingest.write(batch);
+      expect(out.every((o) => o === undefined)).toBe(true);
+      if (rnd.int(4) === 0) await tsdb.compactor.runOnce({ sweep: rnd.int(2) === 0 });
+    }
+    await tsdb.compactor.runOnce({ force: true, sweep: true });
+    for (const host of hosts) {
+      const want = [...(model.get(host) ?? new Map()).entries()].sort((x, y) => x[0] - y[0]).map(([ts, v]) => ({ ts, value: v.value, isInt: v.isInt }));
+      const got = await readSeries(tsdb, 'm', { host }, (T0 - 86400) * 1000, (T0 + 86400) * 1000);
+      expect(got, `seed ${seed} host ${host}`).toEqual(want);
+    }
+    expect(tsdb.compactor.stats().rowsCompacted).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * tsdb/SCHEMA.md is executable: every annotated hex example decodes, through the schema
+ * codecs, to the fields its comments name, and encoding those fields gives the same bytes.
+ */
+import { describe, expect, it } from 'vitest';
+import { concatBytes, encodeInt64, fromHex, toHex, utf8 } from '../../../core/api/bytes.js';
+import { hexExample, readFormatDoc } from '../../helpers/format-doc.js';
+import { buildCompactedColumn, parseDataCell, splitDataCell } from '../../../tsdb/schema/compacted.js';
+import type { PointSink } from '../../../tsdb/schema/compacted.js';
+import {
+  HOUR_CELL_QUALIFIER, flagsOfQualifier, offsetMsOfQualifier, pointQualifierLength, qualifierFor,
+} from '../../../tsdb/schema/qualifier.js';
+import { decodeRowKey, encodeRowKey, tsuidOfKey, tsuidToHex } from '../../../tsdb/schema/row-key.js';
+import { bucketOfHash, javaHashBytes, saltBucket, saltSplitKeys } from '../../../tsdb/schema/salt.js';
+import { decodeValue, encodeValue, parseValueString, valueLengthOfFlags } from '../../../tsdb/schema/value.js';
+import { DEFAULT_WIDTHS } from '../../../tsdb/schema/widths.js';
+
+const PATH = 'tsdb/SCHEMA.md';
+const doc = readFormatDoc(PATH);
+
+/** The lines of the `## heading` section. */
+function section(heading: string): string[] {
+  const lines = doc.split('\n');
+  const h = lines.findIndex((l) => l.startsWith(`## ${heading}`));
+  if (h < 0) throw new Error(`${PATH}: no "## ${heading}" section`);
+  const next = lines.findIndex((l, i) => i > h && l.startsWith('## '));
+  return lines.slice(h + 1, next < 0 ? lines.length : next);
+}
+
+/** Every ```hex block of a section, in order (hexExample gives only the first). */
+function hexBlocks(heading: string): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  const lines = section(heading);
+  for (let i = 0; i < lines.length; i++) {
+    if (lines[i]!.trim() !== '```hex') continue;
+    const end = lines.findIndex((l, j) => j > i && l.trim() === '```');
+    out.push(fromHex(lines.slice(i + 1, end).map((l) => l.replace(/#.*$/, '')).join('')));
+    i = end;
+  }
+  return out;
+}
+
+const ex = (heading: string): Uint8Array => hexExample(doc, heading, PATH);
+const M1 = fromHex('000001');
+const ROW_KEY_PAIRS = [fromHex('000002000003'), fromHex('000001000001')]; // dc=lga, host=web01
+
+describe('tsdb/SCHEMA.md examples', () => {
+  it('Tables: the split points are the salts of buckets 1..19', () => {
+    expect(toHex(ex('Tables'))).toBe(toHex(concatBytes(...saltSplitKeys(DEFAULT_WIDTHS))));
+  });
+
+  it('UID table: forward, reverse and counter cells', () => {
+    const [forward, reverse, counter] = hexBlocks('UID table');
+    const name = utf8('sys.cpu.user');
+    expect(toHex(forward!)).toBe(toHex(concatBytes(name, utf8('id'), utf8('metrics'), fromHex('000001'))));
+    expect(toHex(reverse!)).toBe(toHex(concatBytes(fromHex('000001'), utf8('name'), utf8('metrics'), name)));
+    expect(toHex(counter!)).toBe(toHex(concatBytes(Uint8Array.of(0), utf8('id'), utf8('metrics'), encodeInt64(1n))));
+    expect(section('UID table').join('\n')).toContain('All Unique IDs for <kind> on <w> bytes are already');
+  });
+
+  it('Row key: decodes to its fields and re-encodes to the same bytes', () => {
+    const bytes = ex('Row key');
+    const d = decodeRowKey(DEFAULT_WIDTHS, bytes);
+    expect({ salt: d.salt, metric: toHex(d.metric), base: d.baseTimeSec, tags: d.tags.map(([k, v]) => [toHex(k), toHex(v)]) })
+      .toEqual({ salt: 3, metric: '000001', base: 1356998400, tags: [['000001', '000001'], ['000002', '000003']] });
+    expect(toHex(encodeRowKey(DEFAULT_WIDTHS, M1, 1356998400, ROW_KEY_PAIRS))).toBe(toHex(bytes));
+  });
+
+  it('Salt: the hashed bytes give the documented h and the row key\'s salt', () => {
+    const base = ex('Salt');
+    const h = javaHashBytes(1, base, 0, base.length);
+    expect(h).toBe(-112887423);
+    expect((h >>> 0).toString(16)).toBe('f9457981');
+    expect(bucketOfHash(h, 20)).toBe(3);
+    expect(ex('Row key')[0]).toBe(3);
+  });
+
+  it('Salt: the vector table matches saltBucket', () => {
+    const rows = section('Salt').filter((l) => /^\| [0-9a-f]{6} \|/.test(l));
+    expect(rows.length).toBe(9);
+    for (const row of rows) {
+      const [metric, tags, salt] = row.split('|').slice(1, 4).map((c) => c.trim());
+      const m = /^(.*?) x (\d)$/.exec(tags!);
+      const tagHex = tags === '(none)' ? '' : m ? m[1]!.replace(/\s/g, '').repeat(Number(m[2])) : tags!.replace(/[\s,]/g, '');
+      expect(saltBucket(fromHex(metric!), fromHex(tagHex), 20), row).toBe(parseInt(salt!, 16));
+    }
+  });
+
+  it('Qualifiers: the examples decode to their offsets and flags and re-encode', () => {
+    const q = ex('Qualifiers');
+    const got: string[] = [];
+    for (let i = 0; i < q.length; i += pointQualifierLength(q, i)) got.push(`${offsetMsOfQualifier(q, i)}/${flagsOfQualifier(q, i)}`);
+    expect(got).toEqual(['3000/7', '3599000/7', '3000/11', '8/7', '3599999/7']);
+    const built = [[1356998403, 7], [1357001999, 7], [1356998403, 0xb], [1356998400008, 7], [1357001999999, 7]]
+      .map(([ts, f]) => qualifierFor(ts!, f!));
+    expect(toHex(concatBytes(...built))).toBe(toHex(q));
+  });
+
+  it('Values: the examples are the encodings of their values', () => {
+    const v = ex('Values');
+    const parts = [
+      encodeValue(42, true), encodeValue(-2, true), encodeValue(300, true), encodeValue(70000, true),
+      encodeValue(5000000000, true), encodeValue(Number(2n ** 53n + 1n), true, 2n ** 53n + 1n),
+      encodeValue(parseValueString('42.5').value, parseValueString('42.5').isInt),
+      encodeValue(parseValueString('5.1').value, parseValueString('5.1').isInt),
+    ];
+    expect(parts.map((p) => p.flags)).toEqual([0, 0, 1, 3, 7, 7, 0xb, 0xf]);
+    expect(toHex(concatBytes(...parts.map((p) => p.bytes)))).toBe(toHex(v));
+    const decoded: unknown[] = [];
+    let off = 0;
+    for (const p of parts) {
+      const d = decodeValue(p.flags, v, off);
+      decoded.push(d.big ?? d.value);
+      off += valueLengthOfFlags(p.flags);
+    }
+    expect(decoded).toEqual([42, -2, 300, 70000, 5000000000, 2n ** 53n + 1n, 42.5, 5.1]);
+  });
+
+  it('Values: the legacy cells are repaired on read', () => {
+    const legacy = hexBlocks('Values')[1]!;
+    const float = splitDataCell(legacy.subarray(0, 2), legacy.subarray(2, 10));
+    const long = splitDataCell(legacy.subarray(10, 12), legacy.subarray(12, 20));
+    expect(float.map((c) => [toHex(c.qualifier), decodeValue(0xb, c.value).value])).toEqual([['001b', 42.5]]);
+    expect(long.map((c) => [toHex(c.qualifier), decodeValue(7, c.value).value])).toEqual([['0007', 7]]);
+  });
+
+  it('OpenTSDB compacted column: qualifier and value are what the builder writes', () => {
+    const [q, v] = hexBlocks('OpenTSDB compacted column');
+    const long8 = (n: bigint): Uint8Array => encodeInt64(n);
+    const built = buildCompactedColumn([
+      { qualifier: fromHex('0007'), value: long8(4n) },
+      { qualifier: fromHex('f0000207'), value: long8(5n) },
+      { qualifier: fromHex('f0000107'), value: long8(5n) },
+    ]);
+    expect(toHex(built.qualifier)).toBe(toHex(q!));
+    expect(toHex(built.value)).toBe(toHex(v!));
+    const seen: string[] = [];
+    const sink: PointSink = { point: (o, f, b, s, n) => { seen.push(`${o}/${f}/${decodeValue(f, b, s).value}/${n}`); } };
+    expect(parseDataCell(q!, v!, sink)).toBe(3);
+    expect(seen).toEqual(['0/7/4/8', '4/7/5/8', '8/7/5/8']);
+  });
+
+  it('Compressed hour cell: a placeholder naming qualifier 0x0C', () => {
+    const text = section('Compressed hour cell').join('\n');
+    expect(text).toContain('0x0C');
+    expect(toHex(HOUR_CELL_QUALIFIER)).toBe('0c');
+  });
+
+  it('TSUID: the row key without salt and base time, upper-case as text', () => {
+    const tsuid = ex('TSUID');
+    expect(toHex(tsuidOfKey(DEFAULT_WIDTHS, ex('Row key')))).toBe(toHex(tsuid));
+    expect(section('TSUID').join('\n')).toContain(`# text: ${tsuidToHex(tsuid)}`);
+    expect(tsuidToHex(tsuid)).toBe('000001000001000001000002000003');
+  });
+});

@@ -1,0 +1,99 @@
+import { describe, expect, it } from 'vitest';
+import { toHex } from '../../../core/api/bytes.js';
+import { isTsdbError } from '../../../tsdb/errors.js';
+import { readSeries } from '../../../tsdb/read/series-reader.js';
+import { DATA_FAMILY } from '../../../tsdb/tables.js';
+import { openFixture, pt } from '../helpers/tsdb-fixture.js';
+
+const T0 = 1356998400; // 2013-01-01T00:00:00Z, an hour boundary
+
+describe('Ingestor', () => {
+  it('stores points under salted row keys with OpenTSDB qualifiers and values', async () => {
+    const { tsdb } = await openFixture();
+    const out = await tsdb.ingest.write([pt('sys.cpu.user', T0 + 3, 7, { host: 'web01' })]);
+    expect(out).toEqual([undefined]);
+    const rows = [];
+    for await (const batch of tsdb.data.scan({})) rows.push(...batch);
+    expect(rows).toHaveLength(1);
+    // metric 000001, tagk 000001, tagv 000001: salt 0x08 (SCHEMA.md's salt table)
+    expect(toHex(rows[0]!.key)).toBe('08' + '000001' + '50e22700' + '000001' + '000001');
+    expect(rows[0]!.cells.map((c) => [c.family, toHex(c.qualifier), toHex(c.value)])).toEqual([[DATA_FAMILY, '0030', '07']]);
+  });
+
+  it('reads back ints, floats, doubles, ms timestamps and big integers', async () => {
+    const { tsdb } = await openFixture();
+    const pts = [
+      pt('m', T0, 1),
+      pt('m', T0 + 1, 42.5),
+      pt('m', T0 + 2, 5.1),
+      pt('m', (T0 + 3) * 1000 + 7, -300),
+      { ...pt('m', T0 + 4, 9223372036854775807), isInt: true, big: 9223372036854775807n },
+    ];
+    expect(await tsdb.ingest.write(pts)).toEqual([undefined, undefined, undefined, undefined, undefined]);
+    const got = await readSeries(tsdb, 'm', { host: 'a' }, T0 * 1000, (T0 + 10) * 1000);
+    expect(got).toEqual([
+      { ts: T0 * 1000, value: 1, isInt: true },
+      { ts: (T0 + 1) * 1000, value: 42.5, isInt: false },
+      { ts: (T0 + 2) * 1000, value: 5.1, isInt: false },
+      { ts: (T0 + 3) * 1000 + 7, value: -300, isInt: true },
+      { ts: (T0 + 4) * 1000, value: 9223372036854775807n, isInt: true },
+    ]);
+  });
+
+  it('keeps the last write of a timestamp, across calls and within one call, whatever the value type', async () => {
+    const { tsdb, clock } = await openFixture();
+    await tsdb.ingest.write([pt('m', T0 + 10, 1)]);
+    await tsdb.ingest.write([pt('m', T0 + 10, 2.5)]); // float after int: another qualifier
+    await tsdb.ingest.write([pt('m', (T0 + 10) * 1000, 3)]); // same instant as a ms qualifier
+    await tsdb.ingest.write([pt('m', T0 + 20, 1), pt('m', T0 + 30, 1), pt('m', T0 + 20, 4.25)]);
+    clock.now -= 60_000; // a clock step back must not let older writes win
+    await tsdb.ingest.write([pt('m', T0 + 30, 9)]);
+    const got = await readSeries(tsdb, 'm', { host: 'a' }, T0 * 1000, (T0 + 3599) * 1000);
+    expect(got.map((p) => [p.ts / 1000 - T0, p.value])).toEqual([[10, 3], [20, 4.25], [30, 9]]);
+  });
+
+  it('stores the good points of a call and reports the bad ones', async () => {
+    const { tsdb } = await openFixture();
+    const out = await tsdb.ingest.write([
+      pt('ok', T0, 1),
+      pt('bad name', T0, 1),
+      pt('ok', 0, 1),
+      pt('ok', T0 + 1, NaN),
+      pt('ok', T0 + 2, 2, {}),
+      pt('ok', T0 + 3, 3),
+    ]);
+    expect(out.map((o) => o?.code)).toEqual([undefined, 'TSDB_ILLEGAL_ARGUMENT', 'TSDB_ILLEGAL_ARGUMENT', 'TSDB_ILLEGAL_ARGUMENT', 'TSDB_ILLEGAL_ARGUMENT', undefined]);
+    expect((await readSeries(tsdb, 'ok', { host: 'a' }, 0, (T0 + 10) * 1000)).map((p) => p.value)).toEqual([1, 3]);
+  });
+
+  it('refuses unknown metrics when auto-create is off', async () => {
+    const { tsdb } = await openFixture({ autoCreateMetrics: false });
+    const [o] = await tsdb.ingest.write([pt('new.metric', T0, 1)]);
+    expect(o?.code).toBe('TSDB_NO_SUCH_NAME');
+    expect(o?.message).toBe("No such name for 'metrics': 'new.metric'");
+    await tsdb.metrics.getOrCreateId('new.metric');
+    expect(await tsdb.ingest.write([pt('new.metric', T0, 1)])).toEqual([undefined]);
+  });
+
+  it('rejects with TSDB_OVERLOADED past the in-flight bound and recovers', async () => {
+    const { tsdb } = await openFixture({ maxInflightPoints: 1000 });
+    const big = Array.from({ length: 1000 }, (_, i) => pt('m', T0 + i, i));
+    const first = tsdb.ingest.write(big);
+    expect(tsdb.ingest.overloaded()).toBe(true);
+    const err = await tsdb.ingest.write([pt('m', T0, 1)]).catch((e: unknown) => e);
+    expect(isTsdbError(err, 'TSDB_OVERLOADED')).toBe(true);
+    const waited = tsdb.ingest.whenWritable();
+    await first;
+    await waited;
+    expect(tsdb.ingest.overloaded()).toBe(false);
+    expect(await tsdb.ingest.write([pt('m', T0, 1)])).toEqual([undefined]);
+  });
+
+  it('refuses to open a store written with other UID widths', async () => {
+    const { tsdb } = await openFixture();
+    const { Tsdb } = await import('../../../tsdb/tsdb.js');
+    const err = await Tsdb.open(tsdb.store, { config: { uidWidthMetric: 4 }, background: false }).catch((e: unknown) => e);
+    expect(isTsdbError(err, 'TSDB_ILLEGAL_ARGUMENT')).toBe(true);
+    expect((err as Error).message).toMatch(/written with schema/);
+  });
+});

@@ -1,0 +1,202 @@
+/**
+ * Command-line parsing for every `horae` command, the usage texts, and the settings
+ * resolution shared by them: command line > environment (HORAE_PORT, HORAE_BIND,
+ * HORAE_DATA_DIR, HORAE_CONFIG) > config file (config-file.ts) > defaults.
+ * Pure apart from reading the config file, so it is unit-tested directly.
+ */
+import { loadConfigFile, ConfigError, parseIntValue } from './config-file.js';
+import type { MutableTsdbConfig } from './config-file.js';
+
+export const DEFAULT_PORT = 4242;
+export const DEFAULT_BIND = '127.0.0.1';
+export const DEFAULT_DATA_DIR = './data';
+
+/** A malformed command line (exit status 2, usage shown). */
+export class ArgsError extends Error {
+  override readonly name = 'ArgsError';
+}
+
+/** How an option is spelled: its names (first is canonical) and whether it takes a value. */
+export interface OptionSpec {
+  readonly names: readonly string[];
+  readonly value: boolean;
+}
+
+export interface ParsedOptions {
+  /** Canonical name → value (flags: 'true'). */
+  readonly options: ReadonlyMap<string, string>;
+  readonly positionals: readonly string[];
+}
+
+export const HELP_OPTION: OptionSpec = { names: ['--help', '-h'], value: false };
+export const DATA_DIR_OPTION: OptionSpec = { names: ['--data-dir'], value: true };
+export const CONFIG_OPTION: OptionSpec = { names: ['--config'], value: true };
+
+/** `--name value`, `--name=value`, flags, and `--` ending the options. */
+export function parseOptions(argv: readonly string[], specs: readonly OptionSpec[]): ParsedOptions {
+  const options = new Map<string, string>();
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (!a.startsWith('-') || a === '-') {
+      positionals.push(a);
+      continue;
+    }
+    const eq = a.startsWith('--') ? a.indexOf('=') : -1;
+    const name = eq > 0 ? a.slice(0, eq) : a;
+    const spec = specs.find((s) => s.names.includes(name));
+    if (spec === undefined) throw new ArgsError(`unknown option ${name}`);
+    let value = 'true';
+    if (spec.value) {
+      const v = eq > 0 ? a.slice(eq + 1) : argv[++i];
+      if (v === undefined) throw new ArgsError(`${name} needs a value`);
+      value = v;
+    } else if (eq > 0) {
+      throw new ArgsError(`${name} takes no value`);
+    }
+    options.set(spec.names[0]!, value);
+  }
+  return { options, positionals };
+}
+
+export type Env = Readonly<Record<string, string | undefined>>;
+
+/** Settings every command shares; `port`/`bind` only matter to `serve`. */
+export interface ServeSettings {
+  readonly port: number;
+  readonly bind: string;
+  /** As given (relative to the working directory) or from the config file (absolute). */
+  readonly dataDir: string;
+  /** The config file read, if any. */
+  readonly configFile?: string;
+  readonly tsdb: MutableTsdbConfig;
+  /** Ignored config keys etc.; the caller prints them. */
+  readonly warnings: readonly string[];
+  /** `--help` was given: print SERVE_USAGE and exit 0. */
+  readonly help: boolean;
+}
+
+/**
+ * Resolves the settings from parsed options (`--port`, `--bind`, `--data-dir`, `--config`),
+ * the environment and the config file. `serve` false skips port/bind from the environment.
+ */
+export function resolveSettings(opts: ReadonlyMap<string, string>, env: Env, serve: boolean): ServeSettings {
+  const configFile = opts.get('--config') ?? nonEmpty(env.HORAE_CONFIG);
+  const file = configFile === undefined ? { tsdb: {}, warnings: [] } : loadConfigFile(configFile);
+  const port = (text: string | undefined, what: string): number | undefined => {
+    if (text === undefined) return undefined;
+    try {
+      return parseIntValue(text, 0, 65535);
+    } catch (err) {
+      throw new ConfigError([`${what}: ${(err as Error).message}`]);
+    }
+  };
+  const cliPort = port(opts.get('--port'), '--port');
+  const envPort = serve ? port(nonEmpty(env.HORAE_PORT), 'HORAE_PORT') : undefined;
+  return {
+    port: cliPort ?? envPort ?? file.port ?? DEFAULT_PORT,
+    bind: opts.get('--bind') ?? (serve ? nonEmpty(env.HORAE_BIND) : undefined) ?? file.bind ?? DEFAULT_BIND,
+    dataDir: opts.get('--data-dir') ?? nonEmpty(env.HORAE_DATA_DIR) ?? file.dataDir ?? DEFAULT_DATA_DIR,
+    ...(configFile === undefined ? {} : { configFile }),
+    tsdb: file.tsdb,
+    warnings: file.warnings,
+    help: opts.has('--help'),
+  };
+}
+
+function nonEmpty(s: string | undefined): string | undefined {
+  return s === undefined || s.trim() === '' ? undefined : s;
+}
+
+const SERVE_OPTIONS: readonly OptionSpec[] = [
+  { names: ['--port', '-p'], value: true },
+  { names: ['--bind', '--host'], value: true },
+  DATA_DIR_OPTION,
+  CONFIG_OPTION,
+  HELP_OPTION,
+];
+
+/**
+ * `horae [serve] [options]` (argv without node and the script). Throws ArgsError for a bad
+ * command line and ConfigError for a bad config file or environment variable.
+ */
+export function parseServeCommand(argv: readonly string[], env: Env): ServeSettings {
+  const args = argv[0] === 'serve' ? argv.slice(1) : argv;
+  const p = parseOptions(args, SERVE_OPTIONS);
+  if (p.positionals.length > 0) throw new ArgsError(`unexpected argument ${JSON.stringify(p.positionals[0])}`);
+  return resolveSettings(p.options, env, true);
+}
+
+const COMMON = `  --data-dir D      directory of the store (env HORAE_DATA_DIR; default ./data)
+  --config F        config file, OpenTSDB properties style (env HORAE_CONFIG)
+  -h, --help        show this help
+`;
+
+export const SERVE_USAGE = `Usage: horae [serve] [options]
+
+Runs the server: HTTP API and telnet-style put lines on one port.
+
+Options:
+  --port P          TCP port (env HORAE_PORT; config tsd.network.port; default 4242)
+  --bind A          address to listen on, alias --host (env HORAE_BIND;
+                    config tsd.network.bind; default 127.0.0.1)
+${COMMON}
+Precedence: command line > environment > config file > defaults.
+\`horae help config\` lists the config keys.
+`;
+
+export const IMPORT_USAGE = `Usage: horae import [options] FILE...
+
+Imports OpenTSDB import files: one point per line, \`<metric> <timestamp> <value> <k=v>...\`
+(a put line without \`put\`); blank lines and # comments are skipped; .gz files are
+decompressed. Stops at the first bad line (earlier lines stay written) unless
+--skip-errors is given. Writes to the store directly: the server must not be running
+on the same data directory.
+
+Options:
+  --skip-errors     report bad lines and continue
+${COMMON}`;
+
+export const UID_USAGE = `Usage: horae uid [options] COMMAND
+
+Commands (KIND: metrics, tagk or tagv):
+  grep [KIND] REGEX        names matching REGEX (all kinds when KIND is omitted)
+  assign KIND NAME...      assigns UIDs to new names
+  rename KIND OLD NEW      renames, keeping the UID
+  [KIND] NAME|UID          looks a name up, or a UID (hex, or decimal as OpenTSDB)
+
+Output as OpenTSDB prints it: \`metrics sys.cpu.user: [0, 0, 1]\`.
+Works on the store directly: the server must not be running on the same data directory.
+
+Options:
+  -i, --ignore-case        grep ignores case
+${COMMON}`;
+
+export const FSCK_USAGE = `Usage: horae fsck [options]
+
+Checks the store: recovery losses and background errors, the UID table (forward and
+reverse mappings agree, widths, counters) and the data table (row keys, salt, UIDs,
+every cell decodes). Counts rows of closed hours not yet compressed. Exit status 0
+when clean, 1 when problems were found. The server must not be running on the same
+data directory.
+
+Options:
+  --fix             compresses closed hours, recreates missing reverse UID mappings
+                    and raises UID counters that lag; reports what remains
+${COMMON}`;
+
+export const MAIN_USAGE = `Usage: horae [COMMAND] [options]
+
+Commands:
+  serve             run the server (the default command)
+  import FILE...    import OpenTSDB import files (.gz too)
+  uid ...           look up, grep, assign and rename UIDs
+  fsck              check (and with --fix, repair) the store
+  version           print the version
+  help [COMMAND]    show help for a command; \`horae help config\` lists config keys
+
+${SERVE_USAGE}`;

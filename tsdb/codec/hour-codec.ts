@@ -1,0 +1,172 @@
+/**
+ * The compressed hour cell (qualifier 0x0C): all points of one closed series-hour in one
+ * value. Byte format: tsdb/codec/HOUR-FORMAT.md, "Compressed hour cell". Layout:
+ *   header byte (version, kind mode, big-int flag), uvarint count,
+ *   timestamp section (timestamps-codec.ts), kind bitmap (mixed kinds only),
+ *   value section (values-codec.ts), big-integer side list (flag only).
+ *
+ * Encoding is synchronous and reuses one module-level writer; decoding allocates nothing
+ * when `out` is large enough.
+ */
+import { BitReader } from './bit-reader.js';
+import { BitWriter } from './bit-writer.js';
+import {
+  FLAG_BIG_INTS, HOUR_FORMAT_VERSION, KIND_ALL_FLOAT, KIND_ALL_INT, KIND_MIXED, MAX_OFFSET_MS, MAX_POINTS,
+} from './hour-format.js';
+import { isBigInt64, pointCapacity } from './point-block.js';
+import type { PointBlock } from './point-block.js';
+import { decodeTimestamps, encodeTimestamps } from './timestamps-codec.js';
+import { decodeValues, encodeValues } from './values-codec.js';
+
+const writer = new BitWriter(4096);
+
+function checkBlock(b: PointBlock): void {
+  const n = b.count;
+  if (!Number.isInteger(n) || n < 0 || n > MAX_POINTS) throw new RangeError(`PointBlock.count ${n} outside 0..${MAX_POINTS}`);
+  if (pointCapacity(b) < n || (b.bigInts !== undefined && b.bigInts.length < n)) {
+    throw new RangeError(`PointBlock arrays shorter than count ${n}`);
+  }
+  const o = b.offsetsMs;
+  if (n > 0 && (o[0]! < 0 || o[n - 1]! > MAX_OFFSET_MS)) throw new RangeError(`offsets outside 0..${MAX_OFFSET_MS}`);
+  for (let i = 1; i < n; i++) {
+    if (o[i]! <= o[i - 1]!) throw new RangeError(`offsets not strictly ascending at point ${i}`);
+  }
+}
+
+/** Encodes the block's points into a new compressed hour cell value. */
+export function encodeHourBlock(b: PointBlock): Uint8Array {
+  checkBlock(b);
+  const n = b.count;
+  let ints = 0;
+  for (let i = 0; i < n; i++) if (b.isInt[i] !== 0) ints++;
+  const kind = ints === n ? (n === 0 ? KIND_ALL_FLOAT : KIND_ALL_INT) : ints === 0 ? KIND_ALL_FLOAT : KIND_MIXED;
+  const big = b.bigInts;
+  let bigCount = 0;
+  if (big !== undefined) for (let i = 0; i < n; i++) if (b.isInt[i] !== 0 && isBigInt64(big[i]!)) bigCount++;
+
+  const w = writer;
+  w.reset();
+  w.writeU8((HOUR_FORMAT_VERSION << 4) | (kind << 2) | (bigCount > 0 ? FLAG_BIG_INTS : 0));
+  w.writeUvarint(n);
+  if (n === 0) return w.finish();
+  encodeTimestamps(w, b.offsetsMs, n);
+  if (kind === KIND_MIXED) {
+    for (let i = 0; i < n; i++) w.writeBits(b.isInt[i] !== 0 ? 1 : 0, 1);
+    w.align();
+  }
+  encodeValues(w, b.values, n);
+  if (bigCount > 0) {
+    w.writeUvarint(bigCount);
+    let prev = -1;
+    for (let i = 0; i < n; i++) {
+      const v = big![i]!;
+      if (b.isInt[i] === 0 || !isBigInt64(v)) continue;
+      w.writeUvarint(i - prev - 1);
+      prev = i;
+      const u = BigInt.asUintN(64, v);
+      w.writeU32(Number(u >> 32n));
+      w.writeU32(Number(u & 0xffffffffn));
+    }
+  }
+  return w.finish();
+}
+
+function readHeader(r: BitReader): { kind: number; bigInts: boolean; count: number } {
+  const h = r.readU8();
+  if (h >> 4 !== HOUR_FORMAT_VERSION) r.fail(`format version ${h >> 4}`);
+  const kind = (h >> 2) & 3;
+  if (kind > KIND_MIXED || (h & 1) !== 0) r.fail(`header byte 0x${h.toString(16)}`);
+  const count = r.readUvarintIn(0, MAX_POINTS, 'point count');
+  return { kind, bigInts: (h & FLAG_BIG_INTS) !== 0, count };
+}
+
+/** Cheap: the point count from the header, without decoding. */
+export function hourBlockCount(bytes: Uint8Array): number {
+  return readHeader(new BitReader(bytes)).count;
+}
+
+/** Cheap: the count and the first offset (-1 when empty), without decoding the rest. */
+export function hourBlockInfo(bytes: Uint8Array): { count: number; firstOffsetMs: number } {
+  const r = new BitReader(bytes);
+  const { count } = readHeader(r);
+  if (count === 0) return { count, firstOffsetMs: -1 };
+  r.readU8();
+  return { count, firstOffsetMs: r.readUvarintIn(0, MAX_OFFSET_MS, 'first offset') };
+}
+
+function prepare(out: PointBlock | undefined, n: number): PointBlock {
+  if (out === undefined) {
+    return { count: 0, offsetsMs: new Int32Array(n), values: new Float64Array(n), isInt: new Uint8Array(n) };
+  }
+  if (out.offsetsMs.length < n) out.offsetsMs = new Int32Array(n);
+  if (out.values.length < n) out.values = new Float64Array(n);
+  if (out.isInt.length < n) out.isInt = new Uint8Array(n);
+  return out;
+}
+
+/**
+ * Decodes into `out` (grown if needed; may be reused across calls); returns it. Throws
+ * HourCodecError on malformed input (never loops or reads out of bounds).
+ */
+export function decodeHourBlock(bytes: Uint8Array, out?: PointBlock): PointBlock {
+  return decode(bytes, out, undefined);
+}
+
+/** What a cell is made of (for tests, dumps and tuning): the schemes it uses. */
+export interface HourCellLayout {
+  count: number;
+  kindMode: number;
+  bigInts: boolean;
+  /** TS_* of hour-format.ts, -1 when empty. */
+  timestampScheme: number;
+  /** VAL_* of hour-format.ts, one per chunk. */
+  valueSchemes: number[];
+}
+
+/** Decodes the cell (throwing like decodeHourBlock) and reports its schemes. */
+export function inspectHourBlock(bytes: Uint8Array): HourCellLayout {
+  const layout: HourCellLayout = { count: 0, kindMode: 0, bigInts: false, timestampScheme: -1, valueSchemes: [] };
+  decode(bytes, undefined, layout);
+  return layout;
+}
+
+function decode(bytes: Uint8Array, out: PointBlock | undefined, layout: HourCellLayout | undefined): PointBlock {
+  const r = new BitReader(bytes);
+  const { kind, bigInts, count: n } = readHeader(r);
+  const b = prepare(out, n);
+  b.count = 0;
+  b.bigInts = undefined;
+  if (n === 0) {
+    if (kind !== KIND_ALL_FLOAT || bigInts) r.fail('flags on an empty cell');
+  } else {
+    const ts = decodeTimestamps(r, b.offsetsMs, n);
+    if (layout !== undefined) Object.assign(layout, { count: n, kindMode: kind, bigInts, timestampScheme: ts });
+    if (kind === KIND_MIXED) {
+      r.beginBits();
+      for (let i = 0; i < n; i++) b.isInt[i] = r.readBits(1);
+      r.endBits();
+    } else {
+      b.isInt.fill(kind === KIND_ALL_INT ? 1 : 0, 0, n);
+    }
+    decodeValues(r, b.values, n, layout?.valueSchemes);
+    if (bigInts) readBigInts(r, b, n);
+  }
+  if (r.pos !== bytes.length) r.fail(`${bytes.length - r.pos} trailing bytes`);
+  b.count = n;
+  return b;
+}
+
+function readBigInts(r: BitReader, b: PointBlock, n: number): void {
+  const m = r.readUvarintIn(1, n, 'big integer count');
+  const big = new BigInt64Array(n);
+  let i = -1;
+  for (let e = 0; e < m; e++) {
+    i += r.readUvarintIn(0, n, 'big integer gap') + 1;
+    if (i >= n) r.fail('big integer index past the last point');
+    if (b.isInt[i] !== 1) r.fail(`big integer for float point ${i}`);
+    const v = BigInt.asIntN(64, (BigInt(r.readU32()) << 32n) | BigInt(r.readU32()));
+    if (!isBigInt64(v)) r.fail(`big integer ${v} fits a float64`);
+    big[i] = v;
+  }
+  b.bigInts = big;
+}

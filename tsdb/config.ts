@@ -1,0 +1,99 @@
+/**
+ * TsdbConfig: every knob of the time-series layer, with its default and the OpenTSDB key
+ * it corresponds to (a config file may use either name; see config-file.ts).
+ */
+import type { Durability } from '../core/api/store.js';
+
+export interface TsdbConfig {
+  /** UID widths in bytes (tsd.storage.uid.width.metric|tagk|tagv). Fixed once data exists. */
+  readonly uidWidthMetric: number;
+  readonly uidWidthTagk: number;
+  readonly uidWidthTagv: number;
+  /** Salt bytes before the metric UID (tsd.storage.salt.width); 0 turns salting off. */
+  readonly saltWidth: number;
+  /** Salt buckets (tsd.storage.salt.buckets); the data table is pre-split on them. */
+  readonly saltBuckets: number;
+  /** Create UIDs for unknown metric names on write (tsd.core.auto_create_metrics; OpenTSDB: false). */
+  readonly autoCreateMetrics: boolean;
+  readonly autoCreateTagks: boolean;
+  readonly autoCreateTagvs: boolean;
+  /** Tags per series, at most (tsd.storage.max_tags). */
+  readonly maxTags: number;
+  /** Characters allowed in names besides a-z A-Z 0-9 - _ . / and letters (tsd.core.tag.allow_specialchars). */
+  readonly allowSpecialChars: string;
+  /** Entries per UID cache direction and kind; the caches evict beyond it. */
+  readonly uidCacheEntries: number;
+  /** Series whose row-key template is cached by the writer. */
+  readonly seriesCacheEntries: number;
+  /**
+   * What an acknowledged write means. 'sync' (default): in the WAL and fsynced by group
+   * commit before 204. 'buffered' (the relaxed mode, horae.write.durability=buffered):
+   * in the WAL, fsynced within the store's buffered window, so a power loss can lose the
+   * last ~100 ms of acknowledged points (a process crash loses nothing).
+   */
+  readonly durability: Durability;
+  /** Points accepted but not yet durable, across all clients; beyond it HTTP gets 503 and telnet stops reading. */
+  readonly maxInflightPoints: number;
+  /** Largest /api/put body in bytes, after gzip decoding (tsd.http.request.max_chunk). */
+  readonly maxBodyBytes: number;
+  /** Rewrite closed hours into one compressed cell (tsd.storage.enable_compaction). */
+  readonly compactHours: boolean;
+  /** An hour is compacted once it ended this long ago and its row saw no write for compactIdleMs. */
+  readonly compactGraceMs: number;
+  readonly compactIdleMs: number;
+  /** How often the compactor looks for due rows. */
+  readonly compactIntervalMs: number;
+  /** Reply to telnet put errors (tsd.rpc.telnet.return_errors). */
+  readonly telnetReturnErrors: boolean;
+}
+
+export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
+  uidWidthMetric: 3,
+  uidWidthTagk: 3,
+  uidWidthTagv: 3,
+  saltWidth: 1,
+  saltBuckets: 20,
+  autoCreateMetrics: true,
+  autoCreateTagks: true,
+  autoCreateTagvs: true,
+  maxTags: 8,
+  allowSpecialChars: '',
+  uidCacheEntries: 1_000_000,
+  seriesCacheEntries: 1_000_000,
+  durability: 'sync',
+  maxInflightPoints: 2_000_000,
+  maxBodyBytes: 64 * 1024 * 1024,
+  compactHours: true,
+  compactGraceMs: 60_000,
+  compactIdleMs: 30_000,
+  compactIntervalMs: 10_000,
+  telnetReturnErrors: true,
+};
+
+/** Defaults overridden by `overrides`, with every value range-checked. */
+export function resolveTsdbConfig(overrides: Partial<TsdbConfig> = {}): TsdbConfig {
+  const c: TsdbConfig = { ...DEFAULT_TSDB_CONFIG, ...overrides };
+  const int = (name: keyof TsdbConfig, lo: number, hi: number): void => {
+    const v = c[name];
+    if (typeof v !== 'number' || !Number.isInteger(v) || v < lo || v > hi) {
+      throw new RangeError(`config ${name} must be an integer in ${lo}..${hi}, got ${String(v)}`);
+    }
+  };
+  int('uidWidthMetric', 1, 7);
+  int('uidWidthTagk', 1, 7);
+  int('uidWidthTagv', 1, 7);
+  int('saltWidth', 0, 2);
+  int('saltBuckets', 1, c.saltWidth === 0 ? 1 : 2 ** (8 * c.saltWidth));
+  int('maxTags', 1, 64);
+  int('uidCacheEntries', 16, 1e9);
+  int('seriesCacheEntries', 16, 1e9);
+  int('maxInflightPoints', 1000, 1e9);
+  int('maxBodyBytes', 1024, 2 ** 31);
+  int('compactGraceMs', 0, 1e9);
+  int('compactIdleMs', 0, 1e9);
+  int('compactIntervalMs', 10, 1e9);
+  if (c.durability !== 'sync' && c.durability !== 'buffered') {
+    throw new RangeError(`config durability must be 'sync' or 'buffered', got ${String(c.durability)}`);
+  }
+  return c;
+}

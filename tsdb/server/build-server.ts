@@ -1,0 +1,37 @@
+/**
+ * buildServer(): the fastify app with every HTTP route, error handler and body parser.
+ * It never listens by itself — tests use `app.inject()`, and the server (server.ts)
+ * hands it the HTTP connections of the shared port.
+ */
+import Fastify from 'fastify';
+import type { FastifyInstance } from 'fastify';
+import type { Tsdb } from '../tsdb.js';
+import { installBodyParsers } from './body-parsers.js';
+import { installErrorHandlers } from './http-errors.js';
+import { createHttpServerForFastify } from './listener.js';
+import { registerAdminRoutes } from './routes/admin.js';
+import { registerPutRoutes } from './routes/put.js';
+
+export interface BuildServerOptions {
+  readonly tsdb: Tsdb;
+  /** Server health for /api/status and telnet `status`. */
+  readonly status?: () => string;
+  readonly extraStats?: () => Record<string, number>;
+}
+
+export async function buildServer(opts: BuildServerOptions): Promise<FastifyInstance> {
+  const { tsdb } = opts;
+  const app = Fastify({
+    logger: false,
+    bodyLimit: tsdb.config.maxBodyBytes,
+    keepAliveTimeout: 65_000,
+    routerOptions: { caseSensitive: false },
+    serverFactory: (handler, options) => createHttpServerForFastify(handler, options as Record<string, unknown>),
+  });
+  installErrorHandlers(app);
+  installBodyParsers(app);
+  registerPutRoutes(app, tsdb);
+  registerAdminRoutes(app, { tsdb, status: opts.status ?? (() => 'ok'), ...(opts.extraStats === undefined ? {} : { extraStats: opts.extraStats }) });
+  await app.ready();
+  return app;
+}

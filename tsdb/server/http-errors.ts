@@ -1,0 +1,44 @@
+/**
+ * Every HTTP error in OpenTSDB's body shape, in one place:
+ *   {"error":{"code":<status>,"message":"…"[,"details":"…"]}}
+ * TsdbErrors map through their code's status; fastify's own errors (body too large,
+ * unsupported media type, bad JSON) keep their status with OpenTSDB's messages where
+ * OpenTSDB has one; anything else is a 500 whose message names the cause.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { isTsdbError } from '../errors.js';
+
+export interface ErrorBody {
+  readonly error: { readonly code: number; readonly message: string; readonly details?: string };
+}
+
+export function errorBody(code: number, message: string, details?: string): ErrorBody {
+  return details === undefined ? { error: { code, message } } : { error: { code, message, details } };
+}
+
+export function sendError(reply: FastifyReply, code: number, message: string, details?: string): FastifyReply {
+  if (code === 503) reply.header('retry-after', '1');
+  return reply.code(code).type('application/json; charset=utf-8').send(errorBody(code, message, details));
+}
+
+/** Installs the error and not-found handlers on `app`. */
+export function installErrorHandlers(app: FastifyInstance): void {
+  app.setNotFoundHandler((_req, reply) => {
+    void sendError(reply, 404, 'Endpoint not found');
+  });
+  app.setErrorHandler((err: FastifyError, _req, reply) => {
+    if (isTsdbError(err)) return sendError(reply, err.status, err.message);
+    switch (err.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return sendError(reply, 413, 'Request body too large', err.message);
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+        return sendError(reply, 400, 'Missing request content');
+      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+        return sendError(reply, 415, 'Unsupported content type', err.message);
+      default:
+        break;
+    }
+    const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
+    return sendError(reply, status, status === 500 ? `Internal error: ${err.message}` : err.message);
+  });
+}

@@ -1,0 +1,48 @@
+/**
+ * Introspection endpoints: /api/version, /api/stats (OpenTSDB's list of self-metric
+ * points), /api/stats/store (the store's own counters), /api/regions, /api/dropcaches,
+ * /api/status (2.5: startup|ok|shutting-down). Each also answers under /api/v1/.
+ */
+import type { FastifyInstance } from 'fastify';
+import { toHex } from '../../../core/api/bytes.js';
+import type { Tsdb } from '../../tsdb.js';
+import { VERSION } from '../../version.js';
+
+export interface AdminRouteDeps {
+  readonly tsdb: Tsdb;
+  readonly status: () => string;
+  /** Extra self-metrics (listener counters) merged into /api/stats. */
+  readonly extraStats?: () => Record<string, number>;
+}
+
+export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
+  const { tsdb } = deps;
+  const both = (method: 'GET' | 'POST' | ('GET' | 'POST')[], path: string, handler: () => Promise<unknown>): void => {
+    for (const p of [`/api/${path}`, `/api/v1/${path}`]) app.route({ method, url: p, handler });
+  };
+  both(['GET', 'POST'], 'version', async () => ({
+    version: VERSION,
+    short_revision: 'horae',
+    full_revision: 'horae',
+    repo: 'horae',
+    host: 'localhost',
+    user: 'horae',
+    repo_status: 'MINT',
+    timestamp: '0',
+  }));
+  both(['GET', 'POST'], 'stats', async () => tsdb.statsPoints(deps.extraStats?.() ?? {}));
+  both('GET', 'stats/store', async () => tsdb.store.stats());
+  both(['GET', 'POST'], 'dropcaches', async () => {
+    tsdb.dropCaches();
+    return { message: 'Caches dropped', status: '200' };
+  });
+  both('GET', 'status', async () => ({ status: deps.status() }));
+  both('GET', 'regions', async () => {
+    const out: Record<string, unknown> = {};
+    for (const name of await tsdb.store.listTables()) {
+      const regions = await (await tsdb.store.openTable(name)).regions();
+      out[name] = regions.map((r) => ({ ...r, start: toHex(r.start), end: toHex(r.end) }));
+    }
+    return out;
+  });
+}

@@ -1,0 +1,98 @@
+/**
+ * POST /api/put: one point or an array, as JSON or msgpack (body-parsers.ts).
+ *
+ *   all points stored, no flags          → 204, empty body
+ *   some rejected, no flags              → 400 {"error":{…"One or more data points had errors"…}}
+ *   ?summary                             → {"success":N,"failed":M} (200, or 400 when M > 0)
+ *   ?details (wins over summary)         → adds "errors":[{"datapoint":{…},"error":"…"}]
+ *   ?sync                                → this request is fsynced even in the relaxed mode
+ *   body not an object/array, bad JSON   → 400, nothing stored
+ *   body over the limit                  → 413, nothing stored
+ *   write pipeline full                  → 503 with Retry-After, nothing stored
+ *
+ * Good points of a request are stored even when others in it are rejected. A 204 means
+ * the points are in the write-ahead log and synced (unless the server runs with
+ * durability 'buffered', the documented relaxed mode).
+ */
+import type { FastifyInstance } from 'fastify';
+import { TsdbError } from '../../errors.js';
+import type { IncomingPoint } from '../../write/data-point.js';
+import { valueOfJson } from '../../write/data-point.js';
+import type { Tsdb } from '../../tsdb.js';
+import { sendError } from '../http-errors.js';
+
+interface PutQuery {
+  readonly summary?: string;
+  readonly details?: string;
+  readonly sync?: string;
+}
+
+export function registerPutRoutes(app: FastifyInstance, tsdb: Tsdb): void {
+  const handler = async (req: { query: unknown; body: unknown }, reply: import('fastify').FastifyReply): Promise<unknown> => {
+    const q = req.query as PutQuery;
+    const body = req.body;
+    if (body === undefined || body === null) return sendError(reply, 400, 'Missing request content');
+    if (typeof body !== 'object') return sendError(reply, 400, 'The JSON must start as an object or an array');
+    const raw: readonly unknown[] = Array.isArray(body) ? body : [body];
+    if (raw.length === 0) return sendError(reply, 400, 'No datapoints found in content');
+
+    const errors: Array<{ datapoint: unknown; error: string }> = [];
+    const points: IncomingPoint[] = [];
+    const origin: number[] = [];
+    for (let i = 0; i < raw.length; i++) {
+      try {
+        points.push(pointOfJson(raw[i]));
+        origin.push(i);
+      } catch (err) {
+        if (!(err instanceof TsdbError)) throw err;
+        errors.push({ datapoint: raw[i], error: err.message });
+      }
+    }
+    if (points.length > 0) {
+      const durability = q.sync !== undefined ? 'sync' : undefined;
+      const outcomes = await tsdb.ingest.write(points, durability === undefined ? {} : { durability });
+      for (let i = 0; i < outcomes.length; i++) {
+        const o = outcomes[i];
+        if (o !== undefined) errors.push({ datapoint: raw[origin[i]!], error: o.message });
+      }
+    }
+    const failed = errors.length;
+    const success = raw.length - failed;
+    if (q.details !== undefined) return reply.code(failed > 0 ? 400 : 200).send({ success, failed, errors });
+    if (q.summary !== undefined) return reply.code(failed > 0 ? 400 : 200).send({ success, failed });
+    if (failed > 0) {
+      return sendError(reply, 400, 'One or more data points had errors', 'Please see the TSD logs or append "details" to the put request');
+    }
+    return reply.code(204).send();
+  };
+  for (const path of ['/api/put', '/api/v1/put']) app.post(path, handler);
+}
+
+/** One JSON/msgpack datapoint → IncomingPoint; throws TsdbError with OpenTSDB's per-point messages. */
+export function pointOfJson(o: unknown): IncomingPoint {
+  if (o === null || typeof o !== 'object' || Array.isArray(o)) throw illegal('Datapoint must be an object');
+  const d = o as { metric?: unknown; timestamp?: unknown; value?: unknown; tags?: unknown };
+  if (typeof d.metric !== 'string' || d.metric.length === 0) throw illegal('Metric name was empty');
+  const timestamp = timestampOfJson(d.timestamp);
+  const v = valueOfJson(d.value);
+  if (d.tags === null || typeof d.tags !== 'object' || Array.isArray(d.tags)) throw illegal('Missing tags');
+  const tags: Array<[string, string]> = [];
+  for (const [k, val] of Object.entries(d.tags as Record<string, unknown>)) {
+    if (typeof val !== 'string' && typeof val !== 'number') throw illegal(`Invalid tag value for ${k}`);
+    tags.push([k, String(val)]);
+  }
+  if (tags.length === 0) throw illegal('Missing tags');
+  return v.big === undefined
+    ? { metric: d.metric, timestamp, value: v.value, isInt: v.isInt, tags }
+    : { metric: d.metric, timestamp, value: v.value, isInt: v.isInt, big: v.big, tags };
+}
+
+function timestampOfJson(t: unknown): number {
+  const n = typeof t === 'number' ? t : typeof t === 'string' && /^\d+$/.test(t) ? Number(t) : typeof t === 'bigint' ? Number(t) : NaN;
+  if (!Number.isSafeInteger(n) || n <= 0) throw illegal('Invalid timestamp');
+  return n;
+}
+
+function illegal(message: string): TsdbError {
+  return new TsdbError('TSDB_ILLEGAL_ARGUMENT', message);
+}

@@ -1,0 +1,89 @@
+/**
+ * startServer(): a Tsdb on a Store, served on one port — HTTP (fastify) and the telnet
+ * line protocol, told apart by the first byte (listener.ts). stop() is the graceful
+ * shutdown: stop accepting, let in-flight telnet batches and HTTP requests finish, stop
+ * the hour compactor, then close the store (which flushes it). The store is closed by
+ * stop() only when `ownsStore` (the default).
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Store } from '../../core/api/store.js';
+import type { TsdbConfig } from '../config.js';
+import { Tsdb } from '../tsdb.js';
+import { buildServer } from './build-server.js';
+import { listen } from './listener.js';
+import type { Listener } from './listener.js';
+import type { TelnetOptions } from './telnet/telnet-session.js';
+import { tsdbTelnetBackend } from './telnet/tsdb-telnet-backend.js';
+
+export interface StartServerOptions {
+  readonly store: Store;
+  readonly port: number;
+  readonly bind: string;
+  readonly config?: Partial<TsdbConfig>;
+  readonly telnet?: Partial<TelnetOptions>;
+  readonly ownsStore?: boolean;
+  readonly now?: () => number;
+  readonly log?: (msg: string) => void;
+}
+
+export interface RunningServer {
+  readonly port: number;
+  readonly address: string;
+  readonly tsdb: Tsdb;
+  readonly app: FastifyInstance;
+  readonly listener: Listener;
+  /** Graceful shutdown; idempotent. */
+  stop(): Promise<void>;
+}
+
+export async function startServer(opts: StartServerOptions): Promise<RunningServer> {
+  let state = 'startup';
+  const status = (): string => state;
+  const tsdb = await Tsdb.open(opts.store, {
+    ...(opts.config === undefined ? {} : { config: opts.config }),
+    ...(opts.now === undefined ? {} : { now: opts.now }),
+  });
+  let listener: Listener | undefined;
+  const app = await buildServer({
+    tsdb,
+    status,
+    extraStats: (): Record<string, number> => {
+      const s = listener?.stats();
+      if (s === undefined) return {};
+      return {
+        'tsd.connectionmgr.connections.telnet': s.open.telnet,
+        'tsd.connectionmgr.connections.http': s.open.http,
+        'tsd.rpc.writes_blocked': s.telnet.writesBlocked,
+        'tsd.connectionmgr.exceptions': s.socketErrors,
+      };
+    },
+  });
+  listener = await listen({
+    host: opts.bind,
+    port: opts.port,
+    http: app.server,
+    telnet: tsdbTelnetBackend(tsdb, status),
+    ...(opts.telnet === undefined ? {} : { telnetOptions: opts.telnet }),
+    ...(opts.log === undefined ? {} : { log: opts.log }),
+  });
+  state = 'ok';
+  let stopping: Promise<void> | undefined;
+  const l = listener;
+  return {
+    port: l.port,
+    address: l.address,
+    tsdb,
+    app,
+    listener: l,
+    stop() {
+      stopping ??= (async () => {
+        state = 'shutting-down';
+        await l.close();
+        await app.close();
+        await tsdb.close();
+        if (opts.ownsStore !== false) await opts.store.close();
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,57 @@
+/**
+ * The seam between a telnet session (telnet-session.ts: framing, ordering, backpressure)
+ * and the time-series engine (validation, UIDs, storage). The session knows nothing about
+ * points; the backend knows nothing about sockets. Tests drive the session with a fake.
+ *
+ * Wire wording follows OpenTSDB 2.4 (src/tsd/PutDataPointRpc.java, RpcManager.java): one
+ * reply line per failed `put`, nothing for a success; see the reference notes in
+ * shared/reference/opentsdb-surface.md section 5.
+ */
+
+export interface TelnetBackend {
+  /**
+   * Writes a batch of `put` lines. Each entry is the line's words after `put`
+   * (`[metric, timestamp, value, k=v, ...]`) with empty words removed; the session has
+   * already checked that there are at least 4 of them (metric, timestamp, value, one tag).
+   *
+   * Resolves with one reply line per failed entry, in input order, without a trailing
+   * newline — e.g. `put: illegal argument: ...`, `put: invalid value: ...`,
+   * `put: unknown metric: No such name for 'metrics': 'x'`. Entries that succeeded
+   * produce nothing. Resolution means every accepted point is durable, so the session
+   * only lets a bounded number of batches wait on it.
+   *
+   * Rejects only on a fatal storage error; the session then replies
+   * `put: HBase error: <message>` (OpenTSDB's wording) once per entry of the batch.
+   *
+   * Calls arrive in line order per connection and may overlap (at most
+   * `TelnetOptions.maxInFlightBatches` per connection); the backend must apply
+   * overlapping batches in call order if it promises last-write-wins.
+   * The arrays belong to the backend once passed (the session does not reuse them).
+   */
+  putBatch(batch: readonly (readonly string[])[]): Promise<string[]>;
+
+  /**
+   * True while the write pipeline is overloaded. Sessions stop reading their sockets
+   * (TCP backpressure reaches the client) until `whenWritable()` resolves.
+   */
+  overloaded(): boolean;
+
+  /** Resolves when `overloaded()` has become false (immediately if it already is). */
+  whenWritable(): Promise<void>;
+
+  /**
+   * Reply to `version`: OpenTSDB sends two lines, `net.opentsdb.tools <ver> built at
+   * revision <short> (<MINT|MODIFIED>)` and `Built on <date> by <user>@<host>:<path>`.
+   * Must be non-empty: tcollector's liveness probe needs some reply within 15 s.
+   */
+  versionLines(): string[];
+
+  /** Reply to `stats`: the /api/stats content as put-format lines without `put`. */
+  statsLines(): Promise<string[]>;
+
+  /** `dropcaches`: empties the UID and other caches; the session replies `Caches dropped.` */
+  dropCaches(): Promise<void>;
+
+  /** Reply to `status` (OpenTSDB 2.5): `startup`, `ok`, `partial`, `error` or `shutting-down`. */
+  status(): string;
+}

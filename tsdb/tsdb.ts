@@ -1,0 +1,165 @@
+/**
+ * Tsdb: the time-series layer over one Store — its tables, UID tables, writer and hour
+ * compactor. The store is the caller's: close() stops the layer's background work and
+ * leaves the store open.
+ *
+ * The schema settings that shape keys (UID widths, salt width and buckets) are recorded
+ * in the UID table on first open; opening the same store with other settings fails
+ * instead of silently writing keys no reader can find (tsdb/SCHEMA.md "Schema record").
+ */
+import { compareBytes, fromUtf8, utf8 } from '../core/api/bytes.js';
+import { isStoreError } from '../core/api/errors.js';
+import type { Store, Table } from '../core/api/store.js';
+import { HourCompactor } from './compact/hour-compactor.js';
+import { resolveTsdbConfig } from './config.js';
+import type { TsdbConfig } from './config.js';
+import { TsdbError } from './errors.js';
+import type { SchemaWidths } from './schema/widths.js';
+import { validateWidths } from './schema/widths.js';
+import { DATA_TABLE, dataTableSpec, uidTableSpec } from './tables.js';
+import { UID_COUNTER_ROW, UID_FAMILY_NAME, UID_TABLE } from './uid/uid-kind.js';
+import type { UidKind } from './uid/uid-kind.js';
+import { UidTable } from './uid/uid-table.js';
+import { Ingestor } from './write/ingest.js';
+
+export interface OpenTsdbOptions {
+  readonly config?: Partial<TsdbConfig>;
+  /** Wall clock in ms (tests pass a fake). */
+  readonly now?: () => number;
+  /** Start the hour compactor's timer (default true). */
+  readonly background?: boolean;
+}
+
+/** A self-metric in OpenTSDB's /api/stats shape. */
+export interface StatPoint {
+  readonly metric: string;
+  readonly timestamp: number;
+  readonly value: number;
+  readonly tags: Readonly<Record<string, string>>;
+}
+
+const SCHEMA_QUALIFIER = utf8('schema');
+
+export class Tsdb {
+  readonly store: Store;
+  readonly config: TsdbConfig;
+  readonly widths: SchemaWidths;
+  readonly data: Table;
+  readonly uid: Table;
+  readonly metrics: UidTable;
+  readonly tagks: UidTable;
+  readonly tagvs: UidTable;
+  readonly ingest: Ingestor;
+  readonly compactor: HourCompactor;
+  readonly now: () => number;
+  private closed = false;
+
+  private constructor(store: Store, config: TsdbConfig, data: Table, uid: Table, now: () => number) {
+    this.store = store;
+    this.config = config;
+    this.now = now;
+    this.widths = widthsOf(config);
+    this.data = data;
+    this.uid = uid;
+    this.metrics = new UidTable(uid, 'metric', config.uidWidthMetric, config.uidCacheEntries);
+    this.tagks = new UidTable(uid, 'tagk', config.uidWidthTagk, config.uidCacheEntries);
+    this.tagvs = new UidTable(uid, 'tagv', config.uidWidthTagv, config.uidCacheEntries);
+    this.compactor = new HourCompactor({ data, widths: this.widths, config, now });
+    this.ingest = new Ingestor({
+      data,
+      metrics: this.metrics,
+      tagks: this.tagks,
+      tagvs: this.tagvs,
+      widths: this.widths,
+      config,
+      now,
+      onRowWritten: config.compactHours ? (key, base, nowMs) => this.compactor.markDirty(key, base, nowMs) : undefined,
+    });
+  }
+
+  static async open(store: Store, opts: OpenTsdbOptions = {}): Promise<Tsdb> {
+    const config = resolveTsdbConfig(opts.config);
+    const widths = validateWidths(widthsOf(config));
+    const uid = await store.createTable(uidTableSpec(), { ifNotExists: true });
+    await checkSchemaRecord(uid, widths);
+    const data = await store.createTable(dataTableSpec(widths), { ifNotExists: true });
+    const tsdb = new Tsdb(store, config, data, uid, opts.now ?? Date.now);
+    if (config.compactHours && opts.background !== false) tsdb.compactor.start();
+    return tsdb;
+  }
+
+  uidTable(kind: UidKind): UidTable {
+    return kind === 'metric' ? this.metrics : kind === 'tagk' ? this.tagks : this.tagvs;
+  }
+
+  dropCaches(): void {
+    this.metrics.dropCaches();
+    this.tagks.dropCaches();
+    this.tagvs.dropCaches();
+    this.ingest.dropCaches();
+  }
+
+  /** Self-metrics as OpenTSDB reports them (tsd.* names), plus horae.* ones. */
+  async statsPoints(extra: Readonly<Record<string, number>> = {}): Promise<StatPoint[]> {
+    const ts = Math.floor(this.now() / 1000);
+    const host = { host: 'horae' };
+    const out: StatPoint[] = [];
+    const add = (metric: string, value: number, tags: Record<string, string> = {}): void => {
+      out.push({ metric, timestamp: ts, value, tags: { ...host, ...tags } });
+    };
+    const ing = this.ingest.stats();
+    add('tsd.rpc.received', ing.pointsWritten + ing.pointsRejected, { type: 'put' });
+    add('tsd.rpc.errors', ing.pointsRejected, { type: 'invalid_values' });
+    add('tsd.rpc.errors', ing.overloadRejections, { type: 'throttled' });
+    add('horae.ingest.inflight_points', ing.inflightPoints);
+    add('horae.ingest.series_created', ing.seriesCreated);
+    for (const t of [this.metrics, this.tagks, this.tagvs]) {
+      const s = t.stats();
+      const kind = t.kind === 'metric' ? 'metrics' : t.kind;
+      add('tsd.uid.cache-hit', s.cacheHits, { kind });
+      add('tsd.uid.cache-miss', s.cacheMisses, { kind });
+      add('tsd.uid.ids-used', await t.usedIds(), { kind });
+      add('tsd.uid.ids-available', t.maxId - (await t.usedIds()), { kind });
+    }
+    const c = this.compactor.stats();
+    add('tsd.compaction.count', c.rowsCompacted, { type: 'hours' });
+    add('horae.compaction.pending_rows', c.pendingRows);
+    const st = await this.store.stats();
+    add('horae.store.memstore_bytes', st.memstoreBytes);
+    add('horae.store.file_bytes', st.fileBytes);
+    add('horae.store.files', st.files);
+    add('horae.store.wal_bytes', st.walBytes);
+    add('horae.store.stalled_writers', st.stalledWriters);
+    for (const [k, v] of Object.entries(extra)) add(k, v);
+    return out;
+  }
+
+  /** Stops background work (an hour compaction in progress finishes first). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.compactor.stop();
+  }
+}
+
+function widthsOf(c: TsdbConfig): SchemaWidths {
+  return { metric: c.uidWidthMetric, tagk: c.uidWidthTagk, tagv: c.uidWidthTagv, saltWidth: c.saltWidth, saltBuckets: c.saltBuckets };
+}
+
+/** Writes the schema record on first open; refuses settings that differ from it. */
+async function checkSchemaRecord(uid: Table, w: SchemaWidths): Promise<void> {
+  const want = JSON.stringify({ metric: w.metric, tagk: w.tagk, tagv: w.tagv, saltWidth: w.saltWidth, saltBuckets: w.saltBuckets });
+  const ref = { family: UID_FAMILY_NAME, qualifier: SCHEMA_QUALIFIER };
+  try {
+    if (await uid.checkAndPut(UID_COUNTER_ROW, ref, undefined, [{ type: 'put', ...ref, value: utf8(want) }], { durability: 'sync' })) return;
+  } catch (err) {
+    if (!isStoreError(err)) throw err;
+    throw new TsdbError('TSDB_STORAGE', `cannot record the schema: ${err.message}`, { cause: err });
+  }
+  const [row] = await uid.get([UID_COUNTER_ROW], { families: [UID_FAMILY_NAME] });
+  const cell = row?.cells.find((c) => compareBytes(c.qualifier, SCHEMA_QUALIFIER) === 0);
+  const have = cell === undefined ? '' : fromUtf8(cell.value);
+  if (have !== want) {
+    throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', `the data in ${DATA_TABLE}/${UID_TABLE} was written with schema ${have}; this server is configured with ${want}: start it with the recorded settings`);
+  }
+}

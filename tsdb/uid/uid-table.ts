@@ -1,0 +1,249 @@
+/**
+ * UidTable: name ↔ fixed-width id for one kind (metric, tagk or tagv), stored in the UID
+ * table exactly as tsdb/SCHEMA.md "UID table" lays it out (OpenTSDB's layout).
+ *
+ * Assignment (OpenTSDB's protocol, safe against other writers of the same store):
+ *   1. atomically increment the kind's counter → candidate id (exhausted → TSDB_UID_EXHAUSTED);
+ *   2. check-and-put the reverse row id → name, expecting it absent;
+ *   3. check-and-put the forward row name → id, expecting it absent. Losing this race
+ *      means another writer assigned the name first: its id is read back and returned,
+ *      our reverse row is removed, and our candidate id stays unused ("leaked").
+ * Inside one process, concurrent requests for one new name share one pending promise.
+ *
+ * Caches: both directions, bounded (TwoGenCache). Absent names are not cached, so a name
+ * created by another process is found on the next lookup.
+ */
+import { compareBytes, fromUtf8, prefixEnd, utf8 } from '../../core/api/bytes.js';
+import type { Table } from '../../core/api/store.js';
+import { TsdbError } from '../errors.js';
+import { TwoGenCache } from './two-gen-cache.js';
+import { UID_COUNTER_ROW, UID_FAMILY_ID, UID_FAMILY_NAME, UID_QUALIFIER } from './uid-kind.js';
+import type { UidKind } from './uid-kind.js';
+
+const MAX_ASSIGN_ATTEMPTS = 3;
+const SYNC = { durability: 'sync' } as const;
+
+export interface UidTableStats {
+  readonly cacheHits: number;
+  readonly cacheMisses: number;
+  readonly assigned: number;
+  readonly raceLosses: number;
+}
+
+export class UidTable {
+  readonly kind: UidKind;
+  readonly width: number;
+  private readonly table: Table;
+  private readonly qualifier: Uint8Array;
+  private readonly byName: TwoGenCache<string, Uint8Array>;
+  private readonly byId: TwoGenCache<string, string>;
+  private readonly pending = new Map<string, Promise<Uint8Array>>();
+  private hits = 0;
+  private misses = 0;
+  private assigned = 0;
+  private raceLosses = 0;
+
+  constructor(table: Table, kind: UidKind, width: number, cacheEntries: number) {
+    this.table = table;
+    this.kind = kind;
+    this.width = width;
+    this.qualifier = utf8(UID_QUALIFIER[kind]);
+    this.byName = new TwoGenCache(cacheEntries);
+    this.byId = new TwoGenCache(cacheEntries);
+  }
+
+  /** Largest id this width can hold. */
+  get maxId(): number {
+    return 2 ** (8 * this.width) - 1;
+  }
+
+  /** The cached id of `name`, without touching the store. */
+  cachedId(name: string): Uint8Array | undefined {
+    const id = this.byName.get(name);
+    if (id === undefined) this.misses++;
+    else this.hits++;
+    return id;
+  }
+
+  /** The id of `name`, or undefined when it has none. */
+  async getId(name: string): Promise<Uint8Array | undefined> {
+    const cached = this.cachedId(name);
+    if (cached !== undefined) return cached;
+    const [row] = await this.table.get([utf8(name)], { families: [UID_FAMILY_ID] });
+    const id = this.cellValue(row?.cells, UID_FAMILY_ID);
+    if (id === undefined) return undefined;
+    if (id.length !== this.width) {
+      throw new TsdbError('TSDB_UID_CORRUPT', `UID of ${this.kind} '${name}' is ${id.length} bytes, expected ${this.width}`);
+    }
+    this.remember(name, id);
+    return id;
+  }
+
+  /** The id of `name`; throws TSDB_NO_SUCH_NAME (OpenTSDB's message) when it has none. */
+  async requireId(name: string): Promise<Uint8Array> {
+    const id = await this.getId(name);
+    if (id === undefined) throw noSuchName(this.kind, name);
+    return id;
+  }
+
+  /** The id of `name`, assigning a new one when it has none. */
+  async getOrCreateId(name: string): Promise<Uint8Array> {
+    const id = await this.getId(name);
+    if (id !== undefined) return id;
+    let p = this.pending.get(name);
+    if (p === undefined) {
+      p = this.assign(name).finally(() => this.pending.delete(name));
+      this.pending.set(name, p);
+    }
+    return p;
+  }
+
+  /** The name of `id`, or undefined. */
+  async getName(id: Uint8Array): Promise<string | undefined> {
+    const key = idKey(id);
+    const cached = this.byId.get(key);
+    if (cached !== undefined) return cached;
+    const [row] = await this.table.get([id], { families: [UID_FAMILY_NAME] });
+    const name = this.cellValue(row?.cells, UID_FAMILY_NAME);
+    if (name === undefined) return undefined;
+    const s = fromUtf8(name);
+    this.remember(s, id);
+    return s;
+  }
+
+  /** Names of this kind starting with `prefix`, in byte order, at most `max`. */
+  async namesWithPrefix(prefix: string, max: number): Promise<string[]> {
+    const out: string[] = [];
+    const start = utf8(prefix);
+    const end = start.length === 0 ? undefined : prefixEnd(start);
+    for await (const batch of this.table.scan({ start, end, families: [UID_FAMILY_ID] })) {
+      for (const row of batch) {
+        if (compareBytes(row.key, UID_COUNTER_ROW) === 0) continue;
+        if (this.cellValue(row.cells, UID_FAMILY_ID) === undefined) continue;
+        out.push(fromUtf8(row.key));
+        if (out.length >= max) return out;
+      }
+    }
+    return out;
+  }
+
+  /** Every (name, id) of this kind whose name matches `re`. */
+  async grep(re: RegExp): Promise<Array<[string, Uint8Array]>> {
+    const out: Array<[string, Uint8Array]> = [];
+    for await (const batch of this.table.scan({ families: [UID_FAMILY_ID] })) {
+      for (const row of batch) {
+        if (compareBytes(row.key, UID_COUNTER_ROW) === 0) continue;
+        const id = this.cellValue(row.cells, UID_FAMILY_ID);
+        const name = fromUtf8(row.key);
+        if (id !== undefined && re.test(name)) out.push([name, id]);
+      }
+    }
+    return out;
+  }
+
+  /** Ids handed out so far (the counter), including leaked ones. */
+  async usedIds(): Promise<number> {
+    const [row] = await this.table.get([UID_COUNTER_ROW], { families: [UID_FAMILY_ID] });
+    const v = this.cellValue(row?.cells, UID_FAMILY_ID);
+    return v === undefined || v.length !== 8 ? 0 : Number(new DataView(v.buffer, v.byteOffset, 8).getBigInt64(0));
+  }
+
+  /**
+   * Renames `from` to `to`, keeping the id: writes the new forward row (must not exist),
+   * points the reverse row at the new name, then deletes the old forward row.
+   */
+  async rename(from: string, to: string): Promise<Uint8Array> {
+    const id = await this.requireId(from);
+    const created = await this.table.checkAndPut(utf8(to), this.ref(UID_FAMILY_ID), undefined, [this.put(UID_FAMILY_ID, id)], SYNC);
+    if (!created) throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', `Name already exists with UID: ${this.kind} '${to}'`);
+    await this.table.mutate([{ key: id, mutations: [this.put(UID_FAMILY_NAME, utf8(to))] }], SYNC);
+    await this.table.mutate([{ key: utf8(from), mutations: [{ type: 'deleteCell', family: UID_FAMILY_ID, qualifier: this.qualifier }] }], SYNC);
+    this.byName.delete(from);
+    this.remember(to, id);
+    return id;
+  }
+
+  dropCaches(): void {
+    this.byName.clear();
+    this.byId.clear();
+  }
+
+  stats(): UidTableStats {
+    return { cacheHits: this.hits, cacheMisses: this.misses, assigned: this.assigned, raceLosses: this.raceLosses };
+  }
+
+  private async assign(name: string): Promise<Uint8Array> {
+    const nameBytes = utf8(name);
+    for (let attempt = 1; ; attempt++) {
+      const n = await this.table.increment(UID_COUNTER_ROW, this.ref(UID_FAMILY_ID), 1n, SYNC);
+      if (n > BigInt(this.maxId) || n <= 0n) {
+        throw new TsdbError('TSDB_UID_EXHAUSTED', `All Unique IDs for ${UID_QUALIFIER[this.kind]} on ${this.width} bytes are already assigned!`);
+      }
+      const id = encodeId(Number(n), this.width);
+      const reverseOk = await this.table.checkAndPut(id, this.ref(UID_FAMILY_NAME), undefined, [this.put(UID_FAMILY_NAME, nameBytes)], SYNC);
+      if (!reverseOk) {
+        // The counter handed out an id whose reverse row exists: the table was edited
+        // behind our back. Skip the id, as OpenTSDB does, and try the next one.
+        if (attempt >= MAX_ASSIGN_ATTEMPTS) {
+          throw new TsdbError('TSDB_UID_CORRUPT', `UID ${idKey(id)} of ${this.kind} already has a name; run horae fsck`);
+        }
+        continue;
+      }
+      const forwardOk = await this.table.checkAndPut(nameBytes, this.ref(UID_FAMILY_ID), undefined, [this.put(UID_FAMILY_ID, id)], SYNC);
+      if (forwardOk) {
+        this.assigned++;
+        this.remember(name, id);
+        return id;
+      }
+      // Another writer assigned this name first: use its id, drop our reverse row.
+      this.raceLosses++;
+      await this.table.checkAndPut(id, this.ref(UID_FAMILY_NAME), nameBytes, [{ type: 'deleteRow' }], SYNC);
+      const winner = await this.getId(name);
+      if (winner === undefined) throw new TsdbError('TSDB_UID_CORRUPT', `UID race on ${this.kind} '${name}' left no forward mapping`);
+      return winner;
+    }
+  }
+
+  private remember(name: string, id: Uint8Array): void {
+    this.byName.set(name, id);
+    this.byId.set(idKey(id), name);
+  }
+
+  private cellValue(cells: readonly { family: string; qualifier: Uint8Array; value: Uint8Array }[] | undefined, family: string): Uint8Array | undefined {
+    if (cells === undefined) return undefined;
+    for (const c of cells) {
+      if (c.family === family && compareBytes(c.qualifier, this.qualifier) === 0) return c.value;
+    }
+    return undefined;
+  }
+
+  private ref(family: string): { family: string; qualifier: Uint8Array } {
+    return { family, qualifier: this.qualifier };
+  }
+
+  private put(family: string, value: Uint8Array): { type: 'put'; family: string; qualifier: Uint8Array; value: Uint8Array } {
+    return { type: 'put', family, qualifier: this.qualifier, value };
+  }
+}
+
+/** `n` big-endian in `width` bytes. */
+export function encodeId(n: number, width: number): Uint8Array {
+  const out = new Uint8Array(width);
+  for (let i = width - 1; i >= 0; i--) {
+    out[i] = n % 256;
+    n = Math.floor(n / 256);
+  }
+  return out;
+}
+
+/** The id as OpenTSDB prints it: upper-case hex. */
+export function idKey(id: Uint8Array): string {
+  let s = '';
+  for (const b of id) s += b.toString(16).padStart(2, '0');
+  return s.toUpperCase();
+}
+
+/** OpenTSDB's message for an unknown name. */
+export function noSuchName(kind: UidKind, name: string): TsdbError {
+  return new TsdbError('TSDB_NO_SUCH_NAME', `No such name for '${UID_QUALIFIER[kind]}': '${name}'`);
+}

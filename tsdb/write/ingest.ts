@@ -1,0 +1,265 @@
+/**
+ * The write path: incoming points → validated → series resolved to a row-key template
+ * (UIDs assigned on first sight) → queued into the current write group → one mutate()
+ * per group (tsdb/SCHEMA.md "Row key", "Qualifiers", "Values", "OpenTSDB compacted column").
+ *
+ * Write groups (group commit at the series level): calls that arrive while earlier groups
+ * are being written join one group. The group stores each row's points as ONE cell: a
+ * single-point cell (2- or 4-byte qualifier) when the row got one point, otherwise an
+ * OpenTSDB compacted column (qualifiers and values concatenated, plus the meta byte) —
+ * the format OpenTSDB itself uses for several points in one cell. Under load a group holds
+ * many points per series, so the store sees a fraction of the cells; an idle server
+ * writes a call's group at once, so nothing waits for a timer.
+ *
+ * Per point the hot path is a cache hit on the series text and a timestamp/value check;
+ * names are validated once per series, not per point.
+ *
+ * Cell timestamps: every cell of a group carries the group's write time, strictly greater
+ * than the previous group's, so across groups the newest write of a timestamp wins. In a
+ * group, a repeated (series, ms timestamp) keeps the point of the latest call.
+ *
+ * Memory: points accepted but not yet durable are counted; past `maxInflightPoints`
+ * write() rejects with TSDB_OVERLOADED (HTTP answers 503) and overloaded() is true
+ * (telnet stops reading until whenWritable() resolves).
+ */
+import type { Durability, Table } from '../../core/api/store.js';
+import type { TsdbConfig } from '../config.js';
+import { TsdbError, isTsdbError } from '../errors.js';
+import { encodeSeriesKey } from '../schema/row-key.js';
+import type { SchemaWidths } from '../schema/widths.js';
+import type { UidTable } from '../uid/uid-table.js';
+import { TwoGenCache } from '../uid/two-gen-cache.js';
+import { validatePointValue, validateSeries } from './data-point.js';
+import type { IncomingPoint } from './data-point.js';
+import { WriteGroup } from './write-group.js';
+import type { SeriesEntry } from './write-group.js';
+
+export interface IngestDeps {
+  readonly data: Table;
+  readonly metrics: UidTable;
+  readonly tagks: UidTable;
+  readonly tagvs: UidTable;
+  readonly widths: SchemaWidths;
+  readonly config: TsdbConfig;
+  readonly now: () => number;
+  /** Told about every (row, hour) the first time a series writes into it, and touched on every write. */
+  readonly onRowWritten?: (rowKey: Uint8Array, baseSec: number, nowMs: number) => DirtyMark;
+}
+
+/**
+ * Handle returned by onRowWritten: the writer updates lastWriteMs on every later point
+ * of the row, and reports the row again once `live` turns false (the row was compacted).
+ */
+export interface DirtyMark {
+  lastWriteMs: number;
+  live: boolean;
+}
+
+/** A point's outcome: undefined when stored, else the error that rejected it. */
+export type PointOutcome = TsdbError | undefined;
+
+export interface IngestStats {
+  readonly pointsWritten: number;
+  readonly pointsRejected: number;
+  readonly inflightPoints: number;
+  readonly overloadRejections: number;
+  readonly seriesCreated: number;
+  readonly groupsWritten: number;
+  readonly cellsWritten: number;
+}
+
+/** Groups being written at once; more calls wait in the next group. */
+const MAX_GROUPS_IN_FLIGHT = 2;
+
+export class Ingestor {
+  private readonly deps: IngestDeps;
+  private readonly series: TwoGenCache<string, SeriesEntry>;
+  private lastWriteTs = 0;
+  private callSeq = 0;
+  private inflight = 0;
+  private waiters: Array<() => void> = [];
+  private group: WriteGroup | undefined;
+  private groupsInFlight = 0;
+  private flushScheduled = false;
+  private written = 0;
+  private rejected = 0;
+  private overloadRejections = 0;
+  private created = 0;
+  private groups = 0;
+  private cells = 0;
+
+  constructor(deps: IngestDeps) {
+    this.deps = deps;
+    this.series = new TwoGenCache(deps.config.seriesCacheEntries);
+  }
+
+  /** True while accepted-but-not-durable points exceed the configured bound. */
+  overloaded(): boolean {
+    return this.inflight >= this.deps.config.maxInflightPoints;
+  }
+
+  /** Resolves once the pipeline is below its bound. */
+  whenWritable(): Promise<void> {
+    if (!this.overloaded()) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /**
+   * Writes `points`; resolves with one outcome per point once the good ones are durable
+   * (per `durability`, default the config's). Rejects with TSDB_OVERLOADED before doing
+   * anything when the pipeline is full and `admit` is 'reject' (the default), and with
+   * TSDB_STORAGE when the store fails the write (then no point of the call is known to
+   * be stored).
+   */
+  async write(points: readonly IncomingPoint[], opts: { durability?: Durability; admit?: 'reject' | 'wait' } = {}): Promise<PointOutcome[]> {
+    if (opts.admit !== 'wait' && this.overloaded()) {
+      this.overloadRejections++;
+      throw new TsdbError('TSDB_OVERLOADED', 'Please throttle writes: too many points in flight');
+    }
+    const n = points.length;
+    const seq = ++this.callSeq;
+    this.inflight += n;
+    try {
+      const outcomes: PointOutcome[] = new Array(n).fill(undefined);
+      const entries = await this.resolveSeries(points, outcomes);
+      const group = this.group ??= new WriteGroup(this.deps.widths);
+      let queued = 0;
+      for (let i = 0; i < n; i++) {
+        const e = entries[i];
+        if (e === undefined) continue;
+        const p = points[i]!;
+        try {
+          validatePointValue(p);
+        } catch (err) {
+          outcomes[i] = err as TsdbError;
+          continue;
+        }
+        group.add(e, p, seq);
+        queued++;
+      }
+      if (queued > 0) {
+        group.requireDurability(opts.durability ?? this.deps.config.durability);
+        const done = group.done;
+        this.scheduleFlush();
+        await done;
+      }
+      this.written += queued;
+      this.rejected += n - queued;
+      return outcomes;
+    } finally {
+      this.inflight -= n;
+      if (!this.overloaded() && this.waiters.length > 0) {
+        const w = this.waiters;
+        this.waiters = [];
+        for (const f of w) f();
+      }
+    }
+  }
+
+  stats(): IngestStats {
+    return {
+      pointsWritten: this.written,
+      pointsRejected: this.rejected,
+      inflightPoints: this.inflight,
+      overloadRejections: this.overloadRejections,
+      seriesCreated: this.created,
+      groupsWritten: this.groups,
+      cellsWritten: this.cells,
+    };
+  }
+
+  dropCaches(): void {
+    this.series.clear();
+  }
+
+  /** Writes the current group once the calls of this tick have joined it. */
+  private scheduleFlush(): void {
+    if (this.flushScheduled || this.groupsInFlight >= MAX_GROUPS_IN_FLIGHT) return;
+    this.flushScheduled = true;
+    setImmediate(() => {
+      this.flushScheduled = false;
+      void this.flush();
+    });
+  }
+
+  private async flush(): Promise<void> {
+    const g = this.group;
+    if (g === undefined || g.size === 0) return;
+    this.group = undefined;
+    this.groupsInFlight++;
+    try {
+      const now = this.deps.now();
+      const ts = Math.max(now, this.lastWriteTs + 1);
+      this.lastWriteTs = ts;
+      const rows = g.build(ts, now, this.deps.onRowWritten);
+      this.cells += rows.length;
+      this.groups++;
+      await this.deps.data.mutate(rows, { durability: g.durability });
+      g.resolve();
+    } catch (err) {
+      g.reject(new TsdbError('TSDB_STORAGE', `storage failed the write: ${(err as Error).message}`, { cause: err }));
+    } finally {
+      this.groupsInFlight--;
+      if (this.pendingPoints() > 0) this.scheduleFlush();
+    }
+  }
+
+  private pendingPoints(): number {
+    return this.group?.size ?? 0;
+  }
+
+  /** Series entries per point (undefined where the series was rejected; outcome set). */
+  private async resolveSeries(points: readonly IncomingPoint[], outcomes: PointOutcome[]): Promise<(SeriesEntry | undefined)[]> {
+    const entries: (SeriesEntry | undefined)[] = new Array(points.length);
+    let missing: Map<string, number[]> | undefined;
+    for (let i = 0; i < points.length; i++) {
+      const p = points[i]!;
+      const text = p.seriesText ?? seriesTextOf(p);
+      const e = this.series.get(text);
+      if (e !== undefined) {
+        entries[i] = e;
+      } else {
+        missing ??= new Map();
+        const list = missing.get(text);
+        if (list === undefined) missing.set(text, [i]);
+        else list.push(i);
+      }
+    }
+    if (missing !== undefined) {
+      await Promise.all([...missing].map(async ([text, idx]) => {
+        try {
+          const e = await this.createEntry(points[idx[0]!]!);
+          this.series.set(text, e);
+          for (const i of idx) entries[i] = e;
+        } catch (err) {
+          if (!isTsdbError(err)) throw err;
+          for (const i of idx) outcomes[i] = err;
+        }
+      }));
+    }
+    return entries;
+  }
+
+  private async createEntry(p: IncomingPoint): Promise<SeriesEntry> {
+    const { config, metrics, tagks, tagvs, widths } = this.deps;
+    validateSeries(p, config.maxTags, config.allowSpecialChars);
+    const metricId = config.autoCreateMetrics ? await metrics.getOrCreateId(p.metric) : await metrics.requireId(p.metric);
+    const pairs = await Promise.all(p.tags.map(async ([k, v]) => {
+      const kid = config.autoCreateTagks ? await tagks.getOrCreateId(k) : await tagks.requireId(k);
+      const vid = config.autoCreateTagvs ? await tagvs.getOrCreateId(v) : await tagvs.requireId(v);
+      const pair = new Uint8Array(kid.length + vid.length);
+      pair.set(kid, 0);
+      pair.set(vid, kid.length);
+      return pair;
+    }));
+    this.created++;
+    return { template: encodeSeriesKey(widths, metricId, pairs), lastBase: -1, dirty: undefined, groupId: -1, points: [] };
+  }
+}
+
+/** The series cache key of a point that came without one. */
+export function seriesTextOf(p: IncomingPoint): string {
+  let s = p.metric;
+  for (const [k, v] of p.tags) s += ` ${k}=${v}`;
+  return s;
+}
