@@ -1,6 +1,6 @@
 /**
  * codec-bench: micro-benchmark of the compressed hour codec (tsdb/codec/, format in
- * tsdb/codec/HOUR-FORMAT.md). Usage:
+ * tsdb/SCHEMA.md). Usage:
  *
  *   npx tsx bench/codec-bench.ts [--series N] [--runs R] [--seed S]
  *
@@ -19,7 +19,6 @@ import { decodeHourBlock, encodeHourBlock } from '../tsdb/codec/hour-codec.js';
 import { newPointBlock } from '../tsdb/codec/point-block.js';
 import type { PointBlock } from '../tsdb/codec/point-block.js';
 import { blockOf, devopsOffsets, SHAPES, walk } from '../test/tsdb/codec/codec-data.js';
-import type { ShapeName } from '../test/tsdb/codec/codec-data.js';
 import { environment, median, printHeader, sink } from './harness.js';
 
 const { values: args } = parseArgs({
@@ -95,4 +94,3 @@ console.log('| shape | bytes/point | encode M points/s (median) | decode M point
 console.log('|---|---:|---:|---:|');
 for (const r of rows) console.log(`| ${r.name} | ${r.bytesPerPoint.toFixed(3)} | ${median(r.encode).toFixed(1)} | ${median(r.decode).toFixed(1)} |`);
 console.log(`(sink ${sink.value > 0 ? 'ok' : '0'})`);
-export type { ShapeName };

@@ -113,6 +113,8 @@ export class Tsdb {
     add('tsd.rpc.errors', ing.overloadRejections, { type: 'throttled' });
     add('horae.ingest.inflight_points', ing.inflightPoints);
     add('horae.ingest.series_created', ing.seriesCreated);
+    add('horae.ingest.groups', ing.groupsWritten);
+    add('horae.ingest.cells', ing.cellsWritten);
     for (const t of [this.metrics, this.tagks, this.tagvs]) {
       const s = t.stats();
       const kind = t.kind === 'metric' ? 'metrics' : t.kind;

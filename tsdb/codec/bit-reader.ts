@@ -1,5 +1,5 @@
 /**
- * BitReader: reads what BitWriter wrote (format: tsdb/codec/HOUR-FORMAT.md). Byte fields
+ * BitReader: reads what BitWriter wrote (format: tsdb/SCHEMA.md). Byte fields
  * are read at `pos`; a bit section starts with beginBits() and ends with endBits(), which
  * skips the zero padding to the next byte.
  *

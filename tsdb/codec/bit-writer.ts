@@ -1,5 +1,5 @@
 /**
- * BitWriter: the append-only output of the hour codec (format: tsdb/codec/HOUR-FORMAT.md).
+ * BitWriter: the append-only output of the hour codec (format: tsdb/SCHEMA.md).
  * Byte fields (u8, uvarint, u32) and bit fields share one growable buffer; bit fields are
  * MSB-first, collected in a 32-bit accumulator and flushed a word at a time, and a bit
  * section ends with align(), which pads with zero bits to the next byte.

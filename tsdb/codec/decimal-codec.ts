@@ -1,5 +1,5 @@
 /**
- * Value scheme VAL_DECIMAL (tsdb/codec/HOUR-FORMAT.md, "Values: decimal"): when every value
+ * Value scheme VAL_DECIMAL (tsdb/SCHEMA.md, "Values: decimal"): when every value
  * of a chunk is m / 10^d for an integer |m| <= 2^52 (exactly, as the decoder computes
  * it), the scaled integers m are coded as residuals of order 1 (deltas: random walks) or 2
  * (delta-of-deltas: counters with a steady rate), divided by their greatest common divisor

@@ -1,5 +1,5 @@
 /**
- * HourCodecError: a compressed hour cell (tsdb/codec/HOUR-FORMAT.md) that cannot be
+ * HourCodecError: a compressed hour cell (tsdb/SCHEMA.md) that cannot be
  * decoded: truncated, a reserved scheme or version, a field out of range, timestamps that
  * are not strictly ascending inside the hour, or trailing bytes. Decoders throw it instead
  * of reading out of bounds or looping; callers map it to their corruption error.

@@ -1,5 +1,5 @@
 /**
- * Value scheme VAL_FLOAT_DELTA (tsdb/codec/HOUR-FORMAT.md, "Values: float delta"): each
+ * Value scheme VAL_FLOAT_DELTA (tsdb/SCHEMA.md, "Values: float delta"): each
  * float64 as its 64-bit pattern (an integer that grows with the value for positive
  * floats, so a slow walk gives small differences in units of the current ulp), the
  * difference from the previous pattern modulo 2^64, zigzag, Rice(k). Exact for every

@@ -1,5 +1,5 @@
 /**
- * Value scheme VAL_GORILLA (tsdb/codec/HOUR-FORMAT.md, "Values: Gorilla XOR"), after
+ * Value scheme VAL_GORILLA (tsdb/SCHEMA.md, "Values: Gorilla XOR"), after
  * Pelkonen et al., VLDB 2015: each value's 64-bit pattern XOR the previous one;
  *   0                       the same value (1 bit: wins for full-precision floats that
  *                           repeat, where a Rice code would still spend k + 1 bits);

@@ -1,6 +1,6 @@
 /**
  * The compressed hour cell (qualifier 0x0C): all points of one closed series-hour in one
- * value. Byte format: tsdb/codec/HOUR-FORMAT.md, "Compressed hour cell". Layout:
+ * value. Byte format: tsdb/SCHEMA.md, "Compressed hour cell". Layout:
  *   header byte (version, kind mode, big-int flag), uvarint count,
  *   timestamp section (timestamps-codec.ts), kind bitmap (mixed kinds only),
  *   value section (values-codec.ts), big-integer side list (flag only).
@@ -68,7 +68,9 @@ export function encodeHourBlock(b: PointBlock): Uint8Array {
       w.writeU32(Number(u & 0xffffffffn));
     }
   }
-  return w.finish();
+  const cell = w.finish();
+  if (w.buf.length > 1 << 20) w.buf = new Uint8Array(4096); // do not keep a huge hour's buffer
+  return cell;
 }
 
 function readHeader(r: BitReader): { kind: number; bigInts: boolean; count: number } {

@@ -1,6 +1,6 @@
 /**
  * Constants of the compressed hour cell: the on-disk values of versions, scheme ids and
- * limits. tsdb/codec/HOUR-FORMAT.md is the specification; DO NOT CHANGE a value here
+ * limits. tsdb/SCHEMA.md is the specification; DO NOT CHANGE a value here
  * without a new format version there.
  */
 

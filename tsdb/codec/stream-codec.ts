@@ -1,6 +1,6 @@
 /**
- * Unsigned integer streams (tsdb/codec/HOUR-FORMAT.md, "Integer streams"): the residuals
- * of the timestamp and decimal value schemes. A mode byte, then
+ * Unsigned integer streams (tsdb/SCHEMA.md, "Conventions", integer stream):
+ * the residuals of the timestamp and decimal value schemes. A mode byte, then
  *   0..maxK  Rice codes with k = mode, one per value, then zero padding to a byte;
  *   0xFE     sparse: <uvarint m> <u8 kGap> <u8 kVal>, then m pairs (Rice(zeros before
  *            the next non-zero value, kGap), Rice(value - 1, kVal)), padding; zeros after
@@ -121,6 +121,10 @@ export function planStream(u: Float64Array, n: number, maxK: number, escBits: 32
   }
   const g = bestRiceK(gaps, m, maxK, escBits);
   const v = bestRiceK(vals, m, maxK, escBits);
+  if (gaps.length > 1 << 16) {
+    gaps = new Float64Array(256); // scratch of a huge hour: do not keep it
+    vals = new Float64Array(256);
+  }
   const bits = 8 * (3 + varintBytes(m)) + Math.ceil((g.bits + v.bits) / 8) * 8;
   if (bits < plan.bits) {
     plan.mode = MODE_SPARSE;

@@ -1,5 +1,5 @@
 /**
- * The timestamp section of a compressed hour cell (tsdb/codec/HOUR-FORMAT.md, "Timestamp
+ * The timestamp section of a compressed hour cell (tsdb/SCHEMA.md, "Timestamp
  * section"): ms offsets within the hour in one of
  *   TS_REGULAR  first offset and step: 0 bits per point (the common case);
  *   TS_DOD      first offset, first delta, a stream of zigzag delta-of-deltas (irregular
@@ -19,6 +19,14 @@ import { growF64, planStream, readStream, writeStream } from './stream-codec.js'
 
 let a: Float64Array = new Float64Array(1024);
 let b: Float64Array = new Float64Array(1024);
+/** Scratch kept between calls up to this many entries; a bigger hour gets fresh arrays. */
+const KEEP = 1 << 16;
+
+function trimScratch(): void {
+  if (a.length > KEEP) a = new Float64Array(1024);
+  if (b.length > KEEP) b = new Float64Array(1024);
+}
+
 /** Deltas whose median is the jitter grid's step candidate (63, spread over the hour). */
 const sample = new Int32Array(63);
 
@@ -34,17 +42,22 @@ function gcd(x: number, y: number): number {
 }
 
 /** Fills a (skipped slots, n - 1) and b (zigzag residuals, n) for a grid of `step`; false if the points do not fit one. */
-function gridStreams(offsets: Int32Array, n: number, step: number): boolean {
+function gridStreams(offsets: Int32Array, n: number, step: number, exact: boolean): boolean {
+  // Divisions by `step` are multiplications by its reciprocal (integer division is slow);
+  // an off-by-one rounding only moves a point to the next slot with a larger residual.
+  const inv = 1 / step;
   const t0 = offsets[0]!;
   let phase = 0;
-  for (let i = 1; i < n; i++) {
-    const e = (offsets[i]! - t0) % step;
-    phase += e >= step / 2 ? e - step : e;
+  if (!exact) {
+    for (let i = 1; i < n; i++) {
+      const d = offsets[i]! - t0;
+      phase += d - Math.round(d * inv) * step; // in (-step/2, step/2]
+    }
   }
   const origin = t0 + Math.round(phase / n);
   let prevSlot = -1;
   for (let i = 0; i < n; i++) {
-    const slot = Math.round((offsets[i]! - origin) / step);
+    const slot = Math.round((offsets[i]! - origin) * inv);
     if (slot <= prevSlot || (i === 0 && slot !== 0)) return false;
     if (i > 0) a[i - 1] = slot - prevSlot - 1;
     const e = offsets[i]! - origin - slot * step;
@@ -82,11 +95,14 @@ export function encodeTimestamps(w: BitWriter, offsets: Int32Array, n: number): 
   // A jittered median (10002) usually means a round period (10000): try that too.
   const unit = 10 ** Math.max(0, Math.floor(Math.log10(median)) - 1);
   const round = Math.round(median / unit) * unit;
-  const steps = [g];
+  const steps: number[] = [];
   if (median !== g) steps.push(median);
   if (round !== g && round !== median) steps.push(round);
+  steps.push(g); // last: skipped when its deltas in units of g surely cost more than the best so far
   for (const step of steps) {
-    if (!gridStreams(offsets, n, step)) continue;
+    if (step > MAX_OFFSET_MS) continue; // (a rounded median of 3,599,998 never fits a grid; never write it)
+    if (step === g && steps.length > 1 && (n - 1) * Math.log2(median / g) > gridBits) continue;
+    if (!gridStreams(offsets, n, step, step === g)) continue;
     const bits = uvarintBits(step) + planStream(a, n - 1, 31, 32).bits + planStream(b, n, 31, 32).bits;
     if (bits < gridBits) {
       gridBits = bits;
@@ -105,14 +121,16 @@ export function encodeTimestamps(w: BitWriter, offsets: Int32Array, n: number): 
     w.writeUvarint(first);
     w.writeUvarint(step0);
     writeStream(w, dod, a, n - 2, 32);
+    trimScratch();
     return;
   }
   w.writeU8(TS_GRID);
   w.writeUvarint(first);
   w.writeUvarint(gridStep);
-  gridStreams(offsets, n, gridStep);
+  gridStreams(offsets, n, gridStep, gridStep === g);
   writeStream(w, planStream(a, n - 1, 31, 32), a, n - 1, 32);
   writeStream(w, planStream(b, n, 31, 32), b, n, 32);
+  trimScratch();
 }
 
 /**
@@ -149,6 +167,7 @@ export function decodeTimestamps(r: BitReader, out: Int32Array, n: number): numb
       if (delta < 1 || t > MAX_OFFSET_MS) r.fail('timestamps not ascending within the hour');
       out[i] = t;
     }
+    trimScratch();
     return scheme;
   }
   b = growF64(b, n);
@@ -165,5 +184,6 @@ export function decodeTimestamps(r: BitReader, out: Int32Array, n: number): numb
     if (t <= prev || t > MAX_OFFSET_MS) r.fail('timestamps not ascending within the hour');
     out[i] = prev = t;
   }
+  trimScratch();
   return scheme;
 }

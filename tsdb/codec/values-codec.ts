@@ -1,5 +1,5 @@
 /**
- * The value section of a compressed hour cell (tsdb/codec/HOUR-FORMAT.md, "Value
+ * The value section of a compressed hour cell (tsdb/SCHEMA.md, "Value
  * section"): chunks of VALUE_CHUNK points, each in the smallest of
  *   VAL_CONST        one pattern for the whole chunk (0 bits per point);
  *   VAL_DECIMAL      scaled decimal integers, Rice coded (decimal-codec.ts);

@@ -55,6 +55,8 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
         'tsd.connectionmgr.connections.http': s.open.http,
         'tsd.rpc.writes_blocked': s.telnet.writesBlocked,
         'tsd.connectionmgr.exceptions': s.socketErrors,
+        'horae.telnet.batches': s.telnet.batches,
+        'horae.telnet.pauses': s.telnet.pauses,
       };
     },
   });

@@ -68,6 +68,18 @@ export interface IngestStats {
   readonly cellsWritten: number;
 }
 
+/**
+ * Points whose series the caller already resolved (the telnet fast path): validated, in
+ * parallel arrays. Written in the same group and with the same call order as the points.
+ */
+export interface KnownSeriesPoints {
+  readonly count: number;
+  readonly entries: readonly SeriesEntry[];
+  readonly timestamps: readonly number[];
+  readonly values: readonly number[];
+  readonly ints: readonly boolean[];
+}
+
 /** Groups being written at once; more calls wait in the next group. */
 const MAX_GROUPS_IN_FLIGHT = 2;
 
@@ -111,20 +123,28 @@ export class Ingestor {
    * TSDB_STORAGE when the store fails the write (then no point of the call is known to
    * be stored).
    */
-  async write(points: readonly IncomingPoint[], opts: { durability?: Durability; admit?: 'reject' | 'wait' } = {}): Promise<PointOutcome[]> {
+  async write(
+    points: readonly IncomingPoint[],
+    opts: { durability?: Durability; admit?: 'reject' | 'wait' } = {},
+    known?: KnownSeriesPoints,
+  ): Promise<PointOutcome[]> {
     if (opts.admit !== 'wait' && this.overloaded()) {
       this.overloadRejections++;
       throw new TsdbError('TSDB_OVERLOADED', 'Please throttle writes: too many points in flight');
     }
-    const n = points.length;
+    const n = points.length + (known?.count ?? 0);
     const seq = ++this.callSeq;
     this.inflight += n;
     try {
-      const outcomes: PointOutcome[] = new Array(n).fill(undefined);
-      const entries = await this.resolveSeries(points, outcomes);
+      const outcomes: PointOutcome[] = new Array(points.length).fill(undefined);
+      const entries = points.length === 0 ? [] : await this.resolveSeries(points, outcomes);
       const group = this.group ??= new WriteGroup(this.deps.widths);
       let queued = 0;
-      for (let i = 0; i < n; i++) {
+      if (known !== undefined) {
+        for (let i = 0; i < known.count; i++) group.addRaw(known.entries[i]!, known.timestamps[i]!, known.values[i]!, known.ints[i]!, undefined, seq);
+        queued += known.count;
+      }
+      for (let i = 0; i < points.length; i++) {
         const e = entries[i];
         if (e === undefined) continue;
         const p = points[i]!;
@@ -170,6 +190,11 @@ export class Ingestor {
 
   dropCaches(): void {
     this.series.clear();
+  }
+
+  /** The cached series entry of a point written before (undefined if evicted or never written). */
+  entryOf(p: IncomingPoint): SeriesEntry | undefined {
+    return this.series.get(p.seriesText ?? seriesTextOf(p));
   }
 
   /** Writes the current group once the calls of this tick have joined it. */

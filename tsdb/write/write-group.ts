@@ -60,15 +60,19 @@ export class WriteGroup {
 
   /** Adds a validated point of series `e`, written by call number `seq`. */
   add(e: SeriesEntry, p: IncomingPoint, seq: number): void {
+    this.addRaw(e, p.timestamp, p.value, p.isInt, p.big, seq);
+  }
+
+  /** add() with the point's fields passed one by one (the telnet fast path has no point object). */
+  addRaw(e: SeriesEntry, t: number, value: number, isInt: boolean, big: bigint | undefined, seq: number): void {
     const i = this.ms.length;
-    const t = p.timestamp;
     const isMs = t > MAX_SECOND_TIMESTAMP;
     this.ms.push(isMs ? t : t * 1000);
-    this.values.push(p.value);
-    this.ints.push(p.isInt);
+    this.values.push(value);
+    this.ints.push(isInt);
     this.msQual.push(isMs);
     this.seqs.push(seq);
-    if (p.big !== undefined) (this.bigs ??= new Map()).set(i, p.big);
+    if (big !== undefined) (this.bigs ??= new Map()).set(i, big);
     if (e.groupId !== this.id) {
       e.groupId = this.id;
       e.points = [i];

@@ -1,6 +1,6 @@
 /**
  * BitWriter / BitReader (tsdb/codec/bit-writer.ts, bit-reader.ts): every field width and
- * Rice code written is read back, MSB-first as tsdb/codec/HOUR-FORMAT.md "Conventions"
+ * Rice code written is read back, MSB-first as tsdb/SCHEMA.md "Conventions"
  * says, and reading past the end fails at endBits() instead of running off the buffer.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Malformed compressed hour cells (tsdb/codec/HOUR-FORMAT.md): every truncation, trailing
+ * Malformed compressed hour cells (tsdb/SCHEMA.md): every truncation, trailing
  * bytes, random byte flips and hand-made bad fields either decode to a valid block or
  * throw HourCodecError; never another error, never a hang, never out-of-hour offsets.
  */

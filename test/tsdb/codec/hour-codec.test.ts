@@ -1,5 +1,5 @@
 /**
- * The compressed hour codec (tsdb/codec/hour-codec.ts, format tsdb/codec/HOUR-FORMAT.md):
+ * The compressed hour codec (tsdb/codec/hour-codec.ts, format tsdb/SCHEMA.md):
  * seeded round trips over many shapes, bit-exact (-0, subnormals, NaN payloads, int64 kinds),
  * the decode-into-`out` contract, the header peeks and the encoder's argument checks.
  */
@@ -99,6 +99,14 @@ describe('hour codec round trips', () => {
     roundTrip(floats([1e22, 1e21, -1e22, 9007199254740993e-15]), 'large decimals');
   });
 
+  it('decimal residuals of order 2: a steadily accelerating series costs no bits per point', () => {
+    const o = devopsOffsets(new Random(8));
+    const b = blockOf(o, Float64Array.from(o, (_, i) => (i * i) / 4), new Uint8Array(o.length));
+    const cell = roundTrip(b, 'quadratic');
+    expect(cell.length).toBeLessThan(20);
+    expect(inspectHourBlock(cell).valueSchemes).toEqual([VAL_DECIMAL]);
+  });
+
   it('int64 beyond +-(2^53-1) round-trips exactly through bigInts', () => {
     const b = newPointBlock(8);
     const bigs = [2n ** 63n - 1n, -(2n ** 63n), 2n ** 53n + 1n, -(2n ** 53n) - 3n];
@@ -118,6 +126,12 @@ describe('hour codec round trips', () => {
     const kinds = Uint8Array.from(v, (_, i) => (i % 3 === 0 ? 1 : 0));
     roundTrip(blockOf(o, v, kinds));
     expect(inspectHourBlock(encodeHourBlock(blockOf(o, v, kinds))).kindMode).toBe(2);
+  });
+
+  it('extreme offsets: the first and last ms of the hour, huge and tiny gaps', () => {
+    for (const offsets of [[0, 1, 3_599_999], [0, 3_599_998, 3_599_999], [0, 1_800_000, 3_599_999], [3_599_997, 3_599_998, 3_599_999], [7, 3_599_999]]) {
+      roundTrip(blockOf(Int32Array.from(offsets), Float64Array.from(offsets, (t) => t / 1000)), `offsets ${offsets.join(',')}`);
+    }
   });
 
   it('a full hour of one point per ms, and 100k random ms offsets', () => {

@@ -140,7 +140,7 @@ describe('tsdb/SCHEMA.md examples', () => {
     expect(seen).toEqual(['0/7/4/8', '4/7/5/8', '8/7/5/8']);
   });
 
-  it('Compressed hour cell: a placeholder naming qualifier 0x0C', () => {
+  it('Compressed hour cell: names qualifier 0x0C (the layout is pinned by test/tsdb/codec/hour-format.test.ts)', () => {
     const text = section('Compressed hour cell').join('\n');
     expect(text).toContain('0x0C');
     expect(toHex(HOUR_CELL_QUALIFIER)).toBe('0c');

@@ -15,8 +15,12 @@
 import { isUtf8 } from 'node:buffer';
 
 export interface SplitResult {
-  /** Complete lines, in order, without their terminators (empty lines included). */
-  readonly lines: string[];
+  /**
+   * Complete lines, in order, without their terminators (empty lines included). A `put`
+   * line comes as its raw bytes (a view of the chunk, not decoded: the put path parses
+   * bytes); every other line as a string.
+   */
+  readonly lines: (string | Buffer)[];
   /** A line over the limit was seen; nothing after it is returned. */
   readonly tooLong: boolean;
 }
@@ -47,7 +51,7 @@ export class LineSplitter {
   }
 
   push(chunk: Uint8Array): SplitResult {
-    const lines: string[] = [];
+    const lines: (string | Buffer)[] = [];
     if (this.poisoned) return { lines, tooLong: true };
     const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let nl = buf.indexOf(LF);
@@ -92,19 +96,46 @@ export class LineSplitter {
     return dropped;
   }
 
-  private emit(buf: Buffer, start: number, end: number, valid: boolean, out: string[]): boolean {
+  private emit(buf: Buffer, start: number, end: number, valid: boolean, out: (string | Buffer)[]): boolean {
     if (end > start && buf[end - 1] === CR) end--;
     if (end - start > this.maxLineBytes) return false;
-    out.push(valid ? buf.toString('utf8', start, end) : decodeLine(buf.subarray(start, end)));
+    if (isPutLine(buf, start, end)) out.push(buf.subarray(start, end));
+    else out.push(valid ? buf.toString('utf8', start, end) : decodeLine(buf.subarray(start, end)));
     return true;
   }
 
-  private poison(lines: string[]): SplitResult {
+  private poison(lines: (string | Buffer)[]): SplitResult {
     this.poisoned = true;
     this.pending = [];
     this.pendingLength = 0;
     return { lines, tooLong: true };
   }
+}
+
+/** True for `put` followed by a space or tab (or nothing): a line for the put path. */
+export function isPutLine(b: Uint8Array, start: number, end: number): boolean {
+  if (end - start < 3 || b[start] !== 0x70 || b[start + 1] !== 0x75 || b[start + 2] !== 0x74) return false;
+  if (end - start === 3) return true;
+  const c = b[start + 3];
+  return c === 0x20 || c === 0x09;
+}
+
+/** The words after `put` of a raw put line. */
+export function putWords(line: Uint8Array): string[] {
+  return splitWords(decodeLine(line)).slice(1);
+}
+
+/** Words of a raw line, at most `max` counted (cheap arity checks without decoding). */
+export function countWords(b: Uint8Array, max: number): number {
+  let n = 0;
+  let inWord = false;
+  for (let i = 0; i < b.length && n < max; i++) {
+    const c = b[i];
+    const space = c === 0x20 || c === 0x09 || c === CR;
+    if (!space && !inWord) n++;
+    inWord = !space;
+  }
+  return n;
 }
 
 /** UTF-8 if the bytes are valid UTF-8, else latin1 (one char per byte, nothing replaced). */

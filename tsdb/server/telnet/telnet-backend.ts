@@ -10,9 +10,11 @@
 
 export interface TelnetBackend {
   /**
-   * Writes a batch of `put` lines. Each entry is the line's words after `put`
-   * (`[metric, timestamp, value, k=v, ...]`) with empty words removed; the session has
-   * already checked that there are at least 4 of them (metric, timestamp, value, one tag).
+   * Writes a batch of `put` lines. Each entry is the raw bytes of one line, starting with
+   * `put` (terminator removed; not decoded — `putWords()` in line-splitter.ts gives the
+   * words after `put`); the session has already checked that there are at least 4 words
+   * after `put` (metric, timestamp, value, one tag). The views stay valid until the
+   * returned promise settles.
    *
    * Resolves with one reply line per failed entry, in input order, without a trailing
    * newline — e.g. `put: illegal argument: ...`, `put: invalid value: ...`,
@@ -28,7 +30,7 @@ export interface TelnetBackend {
    * overlapping batches in call order if it promises last-write-wins.
    * The arrays belong to the backend once passed (the session does not reuse them).
    */
-  putBatch(batch: readonly (readonly string[])[]): Promise<string[]>;
+  putBatch(batch: readonly Uint8Array[]): Promise<string[]>;
 
   /**
    * True while the write pipeline is overloaded. Sessions stop reading their sockets

@@ -16,7 +16,7 @@
  * in `writesBlocked` (as OpenTSDB does) — tcollector and collectd never read replies.
  */
 import type { Socket } from 'node:net';
-import { LineSplitter, splitWords } from './line-splitter.js';
+import { LineSplitter, countWords, splitWords } from './line-splitter.js';
 import type { TelnetBackend } from './telnet-backend.js';
 
 export interface TelnetOptions {
@@ -86,7 +86,7 @@ export function unknownCommandLine(cmd: string): string {
 }
 
 interface Slot { done: boolean; lines: readonly string[]; readonly end: boolean }
-interface Batch { readonly slot: Slot; readonly entries: string[][] }
+interface Batch { readonly slot: Slot; readonly entries: Buffer[] }
 
 export class TelnetSession {
   private readonly socket: Socket;
@@ -171,8 +171,19 @@ export class TelnetSession {
     this.shutdown();
   }
 
-  private onLine(line: string): void {
+  private onLine(line: string | Buffer): void {
     this.stats.lines++;
+    if (typeof line !== 'string') {
+      // OpenTSDB counts the words after "put": `put` alone says "got 0" (its docs say 1).
+      const words = countWords(line, 5);
+      if (words < 5) {
+        this.stats.putErrors++;
+        this.reply([`put: illegal argument: not enough arguments (need least 4, got ${words - 1})`]);
+        return;
+      }
+      this.addPut(line);
+      return;
+    }
     const words = splitWords(line);
     if (words.length === 0) return;
     const cmd = words[0]!;
@@ -183,8 +194,8 @@ export class TelnetSession {
         this.reply([`put: illegal argument: not enough arguments (need least 4, got ${words.length - 1})`]);
         return;
       }
-      words.shift();
-      this.addPut(words);
+      // A put line with leading blanks (rare): normalized to the raw form the put path takes.
+      this.addPut(Buffer.from(words.join(' ')));
       return;
     }
     this.stats.commands++;
@@ -208,7 +219,7 @@ export class TelnetSession {
     }
   }
 
-  private addPut(entry: string[]): void {
+  private addPut(entry: Buffer): void {
     this.stats.putLines++;
     this.inFlightLines++;
     let b = this.open;

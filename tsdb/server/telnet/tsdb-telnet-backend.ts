@@ -4,6 +4,8 @@
  *   put: illegal argument: <msg>   (validation)
  *   put: invalid value: <msg>      (a number that does not parse)
  *   put: unknown metric: <msg>     (auto-create off and the name has no UID)
+ * Lines of series seen before take a byte-level fast path (no strings, no objects); the
+ * others, and any line the fast parser declines, take the general parser.
  * Storage failures reject the batch; the session answers `put: HBase error: …` per line
  * (only when `telnetReturnErrors`, as tsd.rpc.telnet.return_errors).
  */
@@ -12,36 +14,61 @@ import type { Tsdb } from '../../tsdb.js';
 import { VERSION } from '../../version.js';
 import type { IncomingPoint } from '../../write/data-point.js';
 import { parsePutWords } from '../../write/line-parser.js';
+import { newFastPut, parsePutFast } from '../../write/put-line-fast.js';
+import { SeriesByteCache } from '../../write/series-byte-cache.js';
+import type { SeriesEntry } from '../../write/write-group.js';
+import { putWords } from './line-splitter.js';
 import type { TelnetBackend } from './telnet-backend.js';
 
 export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok'): TelnetBackend {
+  const byBytes = new SeriesByteCache(tsdb.config.seriesCacheEntries);
+  const fast = newFastPut();
   return {
     async putBatch(batch) {
-      const replies: string[] = new Array(batch.length);
+      const replies: (string | undefined)[] = new Array(batch.length);
+      // Lines of known series, parsed from bytes (put-line-fast.ts); the rest go the general way.
+      const known = { count: 0, entries: [] as SeriesEntry[], timestamps: [] as number[], values: [] as number[], ints: [] as boolean[] };
       const points: IncomingPoint[] = [];
       const origin: number[] = [];
       for (let i = 0; i < batch.length; i++) {
+        const line = batch[i]!;
+        if (parsePutFast(line, fast)) {
+          const e = byBytes.get(line, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd);
+          if (e !== undefined) {
+            known.entries.push(e);
+            known.timestamps.push(fast.timestamp);
+            known.values.push(fast.value);
+            known.ints.push(fast.isInt);
+            known.count++;
+            continue;
+          }
+        }
         try {
-          points.push(parsePutWords(batch[i]!));
+          points.push(parsePutWords(putWords(line)));
           origin.push(i);
         } catch (err) {
           replies[i] = telnetError(err);
         }
       }
-      if (points.length > 0) {
-        let outcomes;
-        try {
-          outcomes = await tsdb.ingest.write(points, { admit: 'wait' });
-        } catch (err) {
-          if (!tsdb.config.telnetReturnErrors) return [];
-          throw err;
-        }
-        for (let i = 0; i < outcomes.length; i++) {
-          const o = outcomes[i];
-          if (o !== undefined) replies[origin[i]!] = telnetError(o);
+      let outcomes;
+      try {
+        outcomes = await tsdb.ingest.write(points, { admit: 'wait' }, known);
+      } catch (err) {
+        if (!tsdb.config.telnetReturnErrors) return [];
+        throw err;
+      }
+      for (let i = 0; i < outcomes.length; i++) {
+        const o = outcomes[i];
+        const line = batch[origin[i]!]!;
+        if (o !== undefined) {
+          replies[origin[i]!] = telnetError(o);
+        } else if (parsePutFast(line, fast)) {
+          // Teach the byte cache this series, so its next lines take the fast path.
+          const e = tsdb.ingest.entryOf(points[i]!);
+          if (e !== undefined) byBytes.set(line, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd, e);
         }
       }
-      return replies.filter((r) => r !== undefined);
+      return replies.filter((r): r is string => r !== undefined);
     },
     overloaded: () => tsdb.ingest.overloaded(),
     whenWritable: () => tsdb.ingest.whenWritable(),
@@ -51,6 +78,7 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok')
     },
     async dropCaches() {
       tsdb.dropCaches();
+      byBytes.clear();
     },
     status,
   };
