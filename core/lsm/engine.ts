@@ -50,6 +50,9 @@ import { ReaderPool } from './reader-pool.js';
 import { ByteWriter } from '../util/coding.js';
 import { pickSplitKey } from './split.js';
 
+/** A quiet store rolls its WAL (so the dead one is deleted) once it is at least this big. */
+const IDLE_WAL_ROLL_BYTES = 1024 * 1024;
+
 interface WalFileInfo {
   readonly number: number;
   maxSeq: number;
@@ -450,6 +453,7 @@ export class Engine {
         await old.close();
         if (this.walFiles.length > this.opts.maxWalFiles) this.flushOldest();
         await this.saveManifest();
+        await this.deleteObsoleteWals();
       } catch (err) {
         this.noteBackgroundError(err);
       } finally {
@@ -578,6 +582,21 @@ export class Engine {
   async flushAll(t?: TableState): Promise<void> {
     this.checkOpen();
     await this.flushRegions(t === undefined ? this.allRegions() : t.regions.slice());
+    await this.rollIdleWal();
+  }
+
+  /**
+   * When every memstore is empty, the current WAL holds nothing recovery needs: start a
+   * new one so the old one is deleted (otherwise a quiet store keeps up to walFileBytes
+   * of dead log on disk). Skipped for logs under IDLE_WAL_ROLL_BYTES, so idle stores do
+   * not churn files.
+   */
+  private async rollIdleWal(): Promise<void> {
+    if (this.closed || this.fatal !== undefined || this.wal.sizeBytes < IDLE_WAL_ROLL_BYTES) return;
+    const idle = this.allRegions().every((r) => r.active.empty && r.immutables.length === 0 && !r.flushing);
+    if (!idle) return;
+    this.rotateWal();
+    await this.walRotating;
   }
 
   private async flushRegions(regions: Region[]): Promise<void> {
@@ -902,6 +921,7 @@ export class Engine {
       if (!r.active.empty && now - r.active.createdAtMs >= this.opts.memstoreMaxAgeMs) this.maybeFlush(r, true);
       else if (!r.flushing && !r.compacting) this.maybeCompact(r);
     }
+    this.track(this.rollIdleWal());
   }
 
   /** Waits until no flush, compaction or manifest write is running (tests, close). */

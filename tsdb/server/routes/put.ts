@@ -68,6 +68,37 @@ export function registerPutRoutes(app: FastifyInstance, tsdb: Tsdb): void {
   for (const path of ['/api/put', '/api/v1/put']) app.post(path, handler);
 }
 
+/**
+ * A JSON/msgpack datapoint as an IncomingPoint. The series key is built straight from the
+ * tags object; the [k, v] pairs are made only when the writer asks for them (a series it
+ * has not seen), so a point of a known series costs one object and one string.
+ */
+class JsonPoint implements IncomingPoint {
+  readonly metric: string;
+  readonly timestamp: number;
+  readonly value: number;
+  readonly isInt: boolean;
+  readonly big?: bigint;
+  readonly seriesText: string;
+  private readonly tagsObj: Readonly<Record<string, unknown>>;
+  private pairs: Array<[string, string]> | undefined;
+
+  constructor(metric: string, timestamp: number, v: { value: number; isInt: boolean; big?: bigint }, tags: Readonly<Record<string, unknown>>, seriesText: string) {
+    this.metric = metric;
+    this.timestamp = timestamp;
+    this.value = v.value;
+    this.isInt = v.isInt;
+    if (v.big !== undefined) this.big = v.big;
+    this.tagsObj = tags;
+    this.seriesText = seriesText;
+  }
+
+  get tags(): ReadonlyArray<readonly [string, string]> {
+    this.pairs ??= Object.keys(this.tagsObj).map((k) => [k, String(this.tagsObj[k])]);
+    return this.pairs;
+  }
+}
+
 /** One JSON/msgpack datapoint → IncomingPoint; throws TsdbError with OpenTSDB's per-point messages. */
 export function pointOfJson(o: unknown): IncomingPoint {
   if (o === null || typeof o !== 'object' || Array.isArray(o)) throw illegal('Datapoint must be an object');
@@ -76,15 +107,17 @@ export function pointOfJson(o: unknown): IncomingPoint {
   const timestamp = timestampOfJson(d.timestamp);
   const v = valueOfJson(d.value);
   if (d.tags === null || typeof d.tags !== 'object' || Array.isArray(d.tags)) throw illegal('Missing tags');
-  const tags: Array<[string, string]> = [];
-  for (const [k, val] of Object.entries(d.tags as Record<string, unknown>)) {
+  const tags = d.tags as Record<string, unknown>;
+  let text = d.metric;
+  let n = 0;
+  for (const k in tags) {
+    const val = tags[k];
     if (typeof val !== 'string' && typeof val !== 'number') throw illegal(`Invalid tag value for ${k}`);
-    tags.push([k, String(val)]);
+    text += ` ${k}=${val}`;
+    n++;
   }
-  if (tags.length === 0) throw illegal('Missing tags');
-  return v.big === undefined
-    ? { metric: d.metric, timestamp, value: v.value, isInt: v.isInt, tags }
-    : { metric: d.metric, timestamp, value: v.value, isInt: v.isInt, big: v.big, tags };
+  if (n === 0) throw illegal('Missing tags');
+  return new JsonPoint(d.metric, timestamp, v, tags, text);
 }
 
 function timestampOfJson(t: unknown): number {

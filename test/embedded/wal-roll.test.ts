@@ -1,0 +1,40 @@
+/**
+ * A quiet store does not keep a dead WAL: after an explicit flush of everything, the log
+ * that held the flushed writes is replaced by a fresh one and deleted, and the data is
+ * all there after a crash and a reopen (it is in the files the manifest records).
+ */
+import { describe, expect, it } from 'vitest';
+import { openEmbeddedStore } from '../../core/embedded/embedded-store.js';
+import { MemFileSystem } from '../../core/fs/mem-fs.js';
+import { fromUtf8, utf8 } from '../../core/api/bytes.js';
+
+async function walBytes(fs: MemFileSystem): Promise<number> {
+  let n = 0;
+  for (const name of await fs.list('/db')) if (name.endsWith('.log')) n += await fs.size(`/db/${name}`);
+  return n;
+}
+
+describe('WAL roll on a quiet flush', () => {
+  it('deletes the flushed log and keeps every row', async () => {
+    const fs = new MemFileSystem();
+    const store = await openEmbeddedStore({ dir: '/db', fs });
+    const t = await store.createTable({ name: 't', families: [{ name: 'f' }] });
+    const value = new Uint8Array(1000).fill(7);
+    for (let b = 0; b < 20; b++) {
+      await t.mutate(Array.from({ length: 100 }, (_, i) => ({ key: utf8(`row${String(b * 100 + i).padStart(5, '0')}`), mutations: [{ type: 'put' as const, family: 'f', qualifier: utf8('q'), value }] })));
+    }
+    expect(await walBytes(fs)).toBeGreaterThan(2_000_000);
+    await t.flush();
+    expect(await walBytes(fs)).toBeLessThan(64 * 1024);
+    await t.mutate([{ key: utf8('after'), mutations: [{ type: 'put', family: 'f', qualifier: utf8('q'), value: utf8('x') }] }]);
+    fs.crash();
+    const reopened = await openEmbeddedStore({ dir: '/db', fs });
+    const t2 = await reopened.openTable('t');
+    let rows = 0;
+    for await (const batch of t2.scan({})) rows += batch.length;
+    expect(rows).toBe(2001);
+    const [after] = await t2.get([utf8('after')]);
+    expect(fromUtf8(after!.cells[0]!.value)).toBe('x');
+    await reopened.close();
+  });
+});
