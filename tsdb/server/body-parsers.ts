@@ -1,5 +1,5 @@
 /**
- * Request bodies: JSON under any content type (OpenTSDB's clients send application/json,
+ * Request bodies: JSON under any content type (kept as bytes until a route asks: RawJson) (OpenTSDB's clients send application/json,
  * text/plain, nothing at all, or Telegraf's `applicaton/json`), msgpack under
  * `application/x-msgpack`, and either of them gzip- or deflate-encoded
  * (`Content-Encoding`). The size limit applies to the decoded bytes, so a small gzip
@@ -40,12 +40,39 @@ export function installBodyParsers(app: FastifyInstance): void {
       done(new TsdbError('TSDB_ILLEGAL_ARGUMENT', `Unable to parse the given msgpack: ${(err as Error).message}`), undefined);
     }
   });
-  app.addContentTypeParser('*', { parseAs: 'string' }, (_req, body, done) => {
-    if ((body as string).length === 0) return done(null, undefined);
-    try {
-      done(null, JSON.parse(body as string));
-    } catch {
-      done(new TsdbError('TSDB_ILLEGAL_ARGUMENT', 'Unable to parse the given JSON'), undefined);
-    }
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => {
+    done(null, (body as Buffer).length === 0 ? undefined : new RawJson(body as Buffer));
   });
+}
+
+/**
+ * A JSON body not parsed yet: routes that read JSON call jsonBody(); /api/put scans the
+ * bytes itself (write/put-json-fast.ts) and parses only what it must.
+ */
+export class RawJson {
+  readonly bytes: Buffer;
+  private parsed: unknown;
+  private done = false;
+
+  constructor(bytes: Buffer) {
+    this.bytes = bytes;
+  }
+
+  /** The parsed value; throws TSDB_ILLEGAL_ARGUMENT "Unable to parse the given JSON". */
+  value(): unknown {
+    if (!this.done) {
+      try {
+        this.parsed = JSON.parse(this.bytes.toString('utf8'));
+      } catch {
+        throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', 'Unable to parse the given JSON');
+      }
+      this.done = true;
+    }
+    return this.parsed;
+  }
+}
+
+/** A request body as a value: JSON parsed on demand, msgpack already decoded. */
+export function jsonBody(body: unknown): unknown {
+  return body instanceof RawJson ? body.value() : body;
 }

@@ -76,8 +76,11 @@ export function parsePutFast(line: Uint8Array, out: FastPut): boolean {
   return true;
 }
 
-/** Parses a number at line[i]; sets out.value/isInt and returns the index after it, or -1. */
-function parseNumber(line: Uint8Array, i: number, out: FastPut): number {
+/**
+ * Parses a number at line[i] (the put-line grammar: sign, digits, fraction, exponent);
+ * sets out.value/isInt (isInt: no '.', 'e' or 'E') and returns the index after it, or -1.
+ */
+export function parseNumber(line: Uint8Array, i: number, out: { value: number; isInt: boolean }): number {
   const n = line.length;
   const start = i;
   let neg = false;

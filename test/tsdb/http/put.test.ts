@@ -91,6 +91,25 @@ describe('POST /api/put', () => {
     expect(broken.json().error.code).toBe(400);
   });
 
+  it('stores points of known series from their bytes exactly as the general path does', async () => {
+    const { app, tsdb } = await server();
+    const first = await app.inject({ method: 'POST', url: '/api/put', payload: [point({ value: 1 })], headers: { 'content-type': 'application/json' } });
+    expect(first.statusCode).toBe(204);
+    // the series is known now: these take the byte path, mixed with a bad and a new point
+    const body = '[{"metric":"sys.cpu.user","timestamp":1356998401,"value":2.5,"tags":{"host":"web01"}},' +
+      '{"metric":"sys.cpu.user","timestamp":1356998402,"value":"x","tags":{"host":"web01"}},' +
+      '{"tags":{"host":"web01"},"value":"17","metric":"sys.cpu.user","timestamp":"1356998403"},' +
+      '{"metric":"sys.cpu.user","timestamp":1356998404000,"value":-3,"tags":{"host":"web02"}}]';
+    const r = await app.inject({ method: 'POST', url: '/api/put?details', payload: body, headers: { 'content-type': 'application/json' } });
+    expect(r.json()).toEqual({ success: 3, failed: 1, errors: [{ datapoint: JSON.parse(body)[1], error: 'Unable to parse value to a number: x' }] });
+    expect(await all(tsdb)).toEqual([
+      { ts: T0 * 1000, value: 1, isInt: true },
+      { ts: (T0 + 1) * 1000, value: 2.5, isInt: false },
+      { ts: (T0 + 3) * 1000, value: 17, isInt: true },
+    ]);
+    expect(await all(tsdb, 'sys.cpu.user', { host: 'web02' })).toEqual([{ ts: (T0 + 4) * 1000, value: -3, isInt: true }]);
+  });
+
   it('accepts msgpack bodies of the same shape', async () => {
     const { app, tsdb } = await server();
     const r = await app.inject({ method: 'POST', url: '/api/put', payload: pack([point(), point({ timestamp: T0 + 1, value: 2.5 })]), headers: { 'content-type': 'application/x-msgpack' } });

@@ -14,12 +14,17 @@
  * the points are in the write-ahead log and synced (unless the server runs with
  * durability 'buffered', the documented relaxed mode).
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { TsdbError } from '../../errors.js';
 import type { IncomingPoint } from '../../write/data-point.js';
 import { valueOfJson } from '../../write/data-point.js';
 import type { Tsdb } from '../../tsdb.js';
 import { sendError } from '../http-errors.js';
+import { RawJson, jsonBody } from '../body-parsers.js';
+import { scanPutJson } from '../../write/put-json-fast.js';
+import type { JsonPutScan } from '../../write/put-json-fast.js';
+import { SeriesByteCache } from '../../write/series-byte-cache.js';
+import type { SeriesEntry } from '../../write/write-group.js';
 
 interface PutQuery {
   readonly summary?: string;
@@ -28,44 +33,117 @@ interface PutQuery {
 }
 
 export function registerPutRoutes(app: FastifyInstance, tsdb: Tsdb): void {
-  const handler = async (req: { query: unknown; body: unknown }, reply: import('fastify').FastifyReply): Promise<unknown> => {
+  const byBytes = new SeriesByteCache(tsdb.config.seriesCacheEntries);
+  const handler = async (req: { query: unknown; body: unknown }, reply: FastifyReply): Promise<unknown> => {
     const q = req.query as PutQuery;
-    const body = req.body;
+    const opts = q.sync !== undefined ? { durability: 'sync' as const } : {};
+    if (req.body === undefined || req.body === null) return sendError(reply, 400, 'Missing request content');
+    if (req.body instanceof RawJson) {
+      const scan = scanPutJson(req.body.bytes);
+      if (scan !== undefined) {
+        if (scan.count === 0) return sendError(reply, 400, 'No datapoints found in content');
+        return respond(reply, q, scan.count, await writeScanned(tsdb, byBytes, req.body.bytes, scan, opts));
+      }
+    }
+    const body = jsonBody(req.body);
     if (body === undefined || body === null) return sendError(reply, 400, 'Missing request content');
     if (typeof body !== 'object') return sendError(reply, 400, 'The JSON must start as an object or an array');
     const raw: readonly unknown[] = Array.isArray(body) ? body : [body];
     if (raw.length === 0) return sendError(reply, 400, 'No datapoints found in content');
-
-    const errors: Array<{ datapoint: unknown; error: string }> = [];
-    const points: IncomingPoint[] = [];
-    const origin: number[] = [];
-    for (let i = 0; i < raw.length; i++) {
-      try {
-        points.push(pointOfJson(raw[i]));
-        origin.push(i);
-      } catch (err) {
-        if (!(err instanceof TsdbError)) throw err;
-        errors.push({ datapoint: raw[i], error: err.message });
-      }
-    }
-    if (points.length > 0) {
-      const durability = q.sync !== undefined ? 'sync' : undefined;
-      const outcomes = await tsdb.ingest.write(points, durability === undefined ? {} : { durability });
-      for (let i = 0; i < outcomes.length; i++) {
-        const o = outcomes[i];
-        if (o !== undefined) errors.push({ datapoint: raw[origin[i]!], error: o.message });
-      }
-    }
-    const failed = errors.length;
-    const success = raw.length - failed;
-    if (q.details !== undefined) return reply.code(failed > 0 ? 400 : 200).send({ success, failed, errors });
-    if (q.summary !== undefined) return reply.code(failed > 0 ? 400 : 200).send({ success, failed });
-    if (failed > 0) {
-      return sendError(reply, 400, 'One or more data points had errors', 'Please see the TSD logs or append "details" to the put request');
-    }
-    return reply.code(204).send();
+    return respond(reply, q, raw.length, await writeObjects(tsdb, raw, opts));
   };
   for (const path of ['/api/put', '/api/v1/put']) app.post(path, handler);
+}
+
+interface PointError {
+  readonly index: number;
+  readonly datapoint: unknown;
+  readonly error: string;
+}
+
+/** Writes parsed datapoints; returns the rejected ones. */
+async function writeObjects(tsdb: Tsdb, raw: readonly unknown[], opts: { durability?: 'sync' }): Promise<PointError[]> {
+  const errors: PointError[] = [];
+  const points: IncomingPoint[] = [];
+  const origin: number[] = [];
+  for (let i = 0; i < raw.length; i++) {
+    try {
+      points.push(pointOfJson(raw[i]));
+      origin.push(i);
+    } catch (err) {
+      if (!(err instanceof TsdbError)) throw err;
+      errors.push({ index: i, datapoint: raw[i], error: err.message });
+    }
+  }
+  if (points.length > 0) {
+    const outcomes = await tsdb.ingest.write(points, opts);
+    for (let i = 0; i < outcomes.length; i++) {
+      const o = outcomes[i];
+      if (o !== undefined) errors.push({ index: origin[i]!, datapoint: raw[origin[i]!], error: o.message });
+    }
+  }
+  return errors;
+}
+
+/**
+ * Writes a scanned JSON body: datapoints of series seen before go straight from their
+ * bytes; the others are parsed one by one and take the general path (and teach the byte
+ * cache their series).
+ */
+async function writeScanned(tsdb: Tsdb, cache: SeriesByteCache, bytes: Buffer, scan: JsonPutScan, opts: { durability?: 'sync' }): Promise<PointError[]> {
+  const known = { count: 0, entries: [] as SeriesEntry[], timestamps: [] as number[], values: [] as number[], ints: [] as boolean[] };
+  const errors: PointError[] = [];
+  const points: IncomingPoint[] = [];
+  const objects: unknown[] = [];
+  const origin: number[] = [];
+  for (let k = 0; k < scan.count; k++) {
+    if (scan.fast[k]) {
+      const e = cache.get(bytes, scan.metricStart[k]!, scan.metricEnd[k]!, scan.tagsStart[k]!, scan.tagsEnd[k]!);
+      if (e !== undefined) {
+        known.entries.push(e);
+        known.timestamps.push(scan.timestamp[k]!);
+        known.values.push(scan.value[k]!);
+        known.ints.push(scan.isInt[k]!);
+        known.count++;
+        continue;
+      }
+    }
+    const o: unknown = JSON.parse(bytes.toString('utf8', scan.objStart[k], scan.objEnd[k]));
+    try {
+      points.push(pointOfJson(o));
+      objects.push(o);
+      origin.push(k);
+    } catch (err) {
+      if (!(err instanceof TsdbError)) throw err;
+      errors.push({ index: k, datapoint: o, error: err.message });
+    }
+  }
+  const outcomes = await tsdb.ingest.write(points, opts, known);
+  for (let i = 0; i < outcomes.length; i++) {
+    const o = outcomes[i];
+    const k = origin[i]!;
+    if (o !== undefined) {
+      errors.push({ index: k, datapoint: objects[i], error: o.message });
+    } else if (scan.fast[k]) {
+      const e = tsdb.ingest.entryOf(points[i]!);
+      if (e !== undefined) cache.set(bytes, scan.metricStart[k]!, scan.metricEnd[k]!, scan.tagsStart[k]!, scan.tagsEnd[k]!, e);
+    }
+  }
+  return errors.sort((a, b) => a.index - b.index);
+}
+
+/** 204, or the summary/details body, or OpenTSDB's 400 for rejected points. */
+function respond(reply: FastifyReply, q: PutQuery, total: number, errors: readonly PointError[]): FastifyReply {
+  const failed = errors.length;
+  const success = total - failed;
+  if (q.details !== undefined) {
+    return reply.code(failed > 0 ? 400 : 200).send({ success, failed, errors: errors.map((e) => ({ datapoint: e.datapoint, error: e.error })) });
+  }
+  if (q.summary !== undefined) return reply.code(failed > 0 ? 400 : 200).send({ success, failed });
+  if (failed > 0) {
+    return sendError(reply, 400, 'One or more data points had errors', 'Please see the TSD logs or append "details" to the put request');
+  }
+  return reply.code(204).send();
 }
 
 /**

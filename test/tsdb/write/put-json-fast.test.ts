@@ -1,0 +1,57 @@
+import { describe, expect, it } from 'vitest';
+import { Random } from '../../../core/util/random.js';
+import { pointOfJson } from '../../../tsdb/server/routes/put.js';
+import { scanPutJson } from '../../../tsdb/write/put-json-fast.js';
+
+const seed = Number(process.env.TEST_SEED ?? 5);
+
+function randomPoint(r: Random): string {
+  const ts = [`${1356998400 + r.int(1000)}`, `"${1356998400 + r.int(1000)}"`, '1356998400.5', 'null', `${1356998400000 + r.int(1000)}`][r.int(5)]!;
+  const value = [`${r.int(100)}`, `${r.next() * 100}`, `"${(r.next() * 10).toFixed(2)}"`, '1e3', '-0', '"abc"', 'true', '4.0', `"${r.int(9)}"`, '"1.5e2"', '" 7"'][r.int(11)]!;
+  const tags = [`{"host":"web${r.int(3)}","dc":"x"}`, '{}', '{"host":1}', '{"h\\u006fst":"a"}', '{"host":null}', `{ "host" : "w${r.int(2)}" }`][r.int(6)]!;
+  const metric = ['"sys.cpu"', '""', '"a\\"b"', '"m.é"', '42'][r.int(5)]!;
+  const fields = [`"metric":${metric}`, `"timestamp":${ts}`, `"value":${value}`, `"tags":${tags}`];
+  if (r.int(4) === 0) fields.push('"extra":{"x":[1,2,{"y":null}]}');
+  if (r.int(10) === 0) fields.splice(r.int(fields.length), 1);
+  for (let i = fields.length - 1; i > 0; i--) {
+    const j = r.int(i + 1);
+    [fields[i], fields[j]] = [fields[j]!, fields[i]!];
+  }
+  return `{${fields.join(r.int(3) === 0 ? ' , ' : ',')}}`;
+}
+
+describe('/api/put JSON scanner', () => {
+  it('agrees with JSON.parse + the general path on every datapoint it takes', () => {
+    const r = new Random(seed);
+    let fast = 0;
+    for (let round = 0; round < 300; round++) {
+      const n = 1 + r.int(20);
+      const body = r.int(10) === 0 ? randomPoint(r) : `[${Array.from({ length: n }, () => (r.int(15) === 0 ? '42' : randomPoint(r))).join(',\n ')}]`;
+      const bytes = Buffer.from(body);
+      const scan = scanPutJson(bytes);
+      const parsed = JSON.parse(body) as unknown;
+      expect(scan, body).toBeDefined();
+      const items = Array.isArray(parsed) ? parsed : [parsed];
+      expect(scan!.count).toBe(items.length);
+      for (let k = 0; k < scan!.count; k++) {
+        expect(JSON.parse(bytes.toString('utf8', scan!.objStart[k], scan!.objEnd[k]))).toEqual(items[k]);
+        if (!scan!.fast[k]) continue;
+        fast++;
+        const p = pointOfJson(items[k]);
+        expect(Object.is(scan!.value[k], p.value), body).toBe(true);
+        expect(scan!.isInt[k], body).toBe(p.isInt);
+        expect(scan!.timestamp[k]).toBe(p.timestamp);
+        expect(bytes.toString('utf8', scan!.metricStart[k], scan!.metricEnd[k])).toBe(p.metric);
+        expect(JSON.parse(bytes.toString('utf8', scan!.tagsStart[k], scan!.tagsEnd[k]))).toEqual(Object.fromEntries(p.tags));
+      }
+    }
+    expect(fast).toBeGreaterThan(100);
+  });
+
+  it('hands malformed or odd bodies back to JSON.parse', () => {
+    for (const body of ['', '42', '"x"', '[1,]', '[{"metric":"a",}]', '{"metric":"a"', '[{"a":01}]', '[{"a":"\u0001"}]', '[{"a":tru}]', '[] x', `${'['.repeat(100)}${']'.repeat(100)}`]) {
+      expect(scanPutJson(Buffer.from(body)), body).toBeUndefined();
+    }
+    expect(scanPutJson(Buffer.from(' [ ] '))?.count).toBe(0);
+  });
+});
