@@ -9,6 +9,8 @@
  * as a float); a numeric string keeps OpenTSDB's rule exactly.
  */
 import { TsdbError } from '../errors.js';
+import { InvalidInputError } from '../schema/errors.js';
+import { parseValueString } from '../schema/value.js';
 
 export interface IncomingPoint {
   readonly metric: string;
@@ -79,21 +81,23 @@ export function checkName(what: string, s: string, specialChars: string): void {
   }
 }
 
-/** The value of a numeric string, typed as OpenTSDB types it. Throws TSDB_INVALID_VALUE. */
+/**
+ * The value of a numeric string, typed as OpenTSDB types it (schema/value.ts
+ * parseValueString). Two departures: an integer beyond int64 (collectd prints unsigned
+ * counters) is kept as the nearest double instead of failing, and NaN/Infinity parse
+ * (validatePointValue then rejects them with OpenTSDB's message). Throws TSDB_INVALID_VALUE.
+ */
 export function parseValue(s: string): { value: number; isInt: boolean; big?: bigint } {
   if (s.length === 0) throw new TsdbError('TSDB_INVALID_VALUE', 'empty value');
-  if (!/[.eE]/.test(s)) {
-    if (!/^[+-]?\d+$/.test(s)) throw new TsdbError('TSDB_INVALID_VALUE', `Unable to parse value to a number: ${s}`);
-    const n = Number(s);
-    if (Number.isSafeInteger(n)) return { value: n, isInt: true };
-    const big = BigInt(s);
-    // Beyond int64 (collectd prints unsigned counters): kept as the nearest double.
-    if (big > INT64_MAX || big < INT64_MIN) return { value: n, isInt: false };
-    return { value: n, isInt: true, big };
+  try {
+    const v = parseValueString(s);
+    return v.big === undefined ? { value: v.value, isInt: v.isInt } : { value: v.value, isInt: v.isInt, big: v.big };
+  } catch (err) {
+    if (!(err instanceof InvalidInputError)) throw err;
+    if (/^\+?\d+$/.test(s)) return { value: Number(s), isInt: false };
+    if (/^[+-]?(NaN|Infinity)$/.test(s)) return { value: Number(s), isInt: false };
+    throw new TsdbError('TSDB_INVALID_VALUE', `Unable to parse value to a number: ${s}`);
   }
-  if (/^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(s)) return { value: Number(s), isInt: false };
-  if (/^[+-]?(NaN|Infinity)$/.test(s)) return { value: Number(s), isInt: false };
-  throw new TsdbError('TSDB_INVALID_VALUE', `Unable to parse value to a number: ${s}`);
 }
 
 /** A JSON value (number or numeric string) as a typed value. */

@@ -65,13 +65,13 @@ function parseDigits(s: string): number {
   return Number(s);
 }
 
-/** Splits a line into words on runs of spaces and tabs. */
+/** Splits a line into words on runs of spaces, tabs and CRs; never yields an empty word. */
 export function splitWords(line: string): string[] {
   const out: string[] = [];
   let start = -1;
   for (let i = 0; i <= line.length; i++) {
     const c = i < line.length ? line.charCodeAt(i) : 32;
-    if (c === 32 || c === 9) {
+    if (c === 32 || c === 9 || c === 13) {
       if (start >= 0) {
         out.push(line.slice(start, i));
         start = -1;

@@ -13,6 +13,9 @@
  *   exist (collectd's double and trailing spaces are harmless).
  */
 import { isUtf8 } from 'node:buffer';
+import { splitWords } from '../../write/line-parser.js';
+
+export { splitWords };
 
 export interface SplitResult {
   /**
@@ -142,23 +145,4 @@ export function countWords(b: Uint8Array, max: number): number {
 export function decodeLine(bytes: Uint8Array): string {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   return isUtf8(buf) ? buf.toString('utf8') : buf.toString('latin1');
-}
-
-/** Splits on runs of space, tab and CR; never yields an empty word. */
-export function splitWords(line: string): string[] {
-  const words: string[] = [];
-  let start = -1;
-  for (let i = 0; i < line.length; i++) {
-    const c = line.charCodeAt(i);
-    if (c === 0x20 || c === 0x09 || c === CR) {
-      if (start >= 0) {
-        words.push(line.slice(start, i));
-        start = -1;
-      }
-    } else if (start < 0) {
-      start = i;
-    }
-  }
-  if (start >= 0) words.push(line.slice(start));
-  return words;
 }
