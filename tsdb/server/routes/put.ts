@@ -52,7 +52,11 @@ export function registerPutRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     if (raw.length === 0) return sendError(reply, 400, 'No datapoints found in content');
     return respond(reply, q, raw.length, await writeObjects(tsdb, raw, opts));
   };
-  for (const path of ['/api/put', '/api/v1/put']) app.post(path, handler);
+  // Overloaded: refuse before the body is read, so waiting bodies cannot pile up in memory.
+  const admit = async (_req: unknown, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    return tsdb.ingest.overloaded() ? sendError(reply, 503, 'Please throttle writes: too many points in flight') : undefined;
+  };
+  for (const path of ['/api/put', '/api/v1/put']) app.post(path, { onRequest: admit }, handler);
 }
 
 interface PointError {
