@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest';
+import { isTsdbError } from '../../../tsdb/errors.js';
+import { scanSeries, tsuidHex } from '../../../tsdb/query/scanner.js';
+import type { IncomingPoint } from '../../../tsdb/write/data-point.js';
+import { openFixture, pt } from '../helpers/tsdb-fixture.js';
+
+const T0 = 1356998400;
+
+describe('scanSeries', () => {
+  it('finds every series of a metric across salt buckets and hours, points in order and in range', async () => {
+    const { tsdb, clock } = await openFixture({}, (T0 + 5 * 3600) * 1000);
+    const pts: IncomingPoint[] = [];
+    for (let h = 0; h < 12; h++) for (let i = 0; i < 30; i++) pts.push(pt('cpu', T0 + i * 600, h * 1000 + i, { host: `h${h}`, dc: h % 2 === 0 ? 'a' : 'b' }));
+    pts.push(pt('other', T0, 1, { host: 'h0' }));
+    await tsdb.ingest.write(pts);
+    // compress half the hours, so the scan reads both kinds of rows
+    clock.now = (T0 + 3 * 3600) * 1000;
+    await tsdb.compactor.runOnce({ force: true });
+    const metricUid = (await tsdb.metrics.getId('cpu'))!;
+    const all = await scanSeries(tsdb, { metricUid, startMs: T0 * 1000, endMs: (T0 + 5 * 3600) * 1000 });
+    expect(all).toHaveLength(12);
+    const hosts = new Set<string>();
+    for (const s of all) {
+      expect(s.count).toBe(30);
+      const [[k, v]] = s.tags.filter(([kk]) => tsuidHex(kk) === tsuidHex((tsdb.tagks.cachedId('host'))!));
+      hosts.add((await tsdb.tagvs.getName(v!))!);
+      expect(k).toBeDefined();
+      for (let i = 1; i < s.count; i++) expect(s.ts[i]! > s.ts[i - 1]!).toBe(true);
+    }
+    expect(hosts.size).toBe(12);
+    const window = await scanSeries(tsdb, { metricUid, startMs: (T0 + 3600) * 1000, endMs: (T0 + 7200) * 1000 });
+    for (const s of window) {
+      expect(s.count).toBe(7); // 3600..7200 s at 600 s steps, both ends inclusive
+      expect(s.ts[0]).toBe((T0 + 3600) * 1000);
+    }
+  });
+
+  it('stops with TSDB_TOO_LARGE past its limits', async () => {
+    const { tsdb } = await openFixture();
+    await tsdb.ingest.write(Array.from({ length: 50 }, (_, i) => pt('m', T0 + i, i, { host: `h${i % 5}` })));
+    const metricUid = (await tsdb.metrics.getId('m'))!;
+    const tooMany = await scanSeries(tsdb, { metricUid, startMs: T0 * 1000, endMs: (T0 + 100) * 1000, maxSeries: 3 }).catch((e: unknown) => e);
+    expect(isTsdbError(tooMany, 'TSDB_TOO_LARGE')).toBe(true);
+    const tooBig = await scanSeries(tsdb, { metricUid, startMs: T0 * 1000, endMs: (T0 + 100) * 1000, maxPoints: 20 }).catch((e: unknown) => e);
+    expect(isTsdbError(tooBig, 'TSDB_TOO_LARGE')).toBe(true);
+    expect((await scanSeries(tsdb, { metricUid, startMs: T0 * 1000, endMs: (T0 + 100) * 1000 })).length).toBe(5);
+  });
+});

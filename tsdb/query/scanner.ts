@@ -1,0 +1,157 @@
+/**
+ * The read side of the planner: one scan per salt bucket over
+ * `[salt][metric][base(start)]` … `[salt][metric][base(end) + 1 h)` (tsdb/SCHEMA.md "Row
+ * key"), all buckets at once, with the tag filter pushed down to the store as row-filter
+ * data (key regex / fuzzy key), and each row decoded straight into the growing typed
+ * arrays of its series. Rows of one series are found in one bucket and come in base-time
+ * order, so a series' points arrive sorted and its arrays only grow.
+ *
+ * Limits: a scan that would hold more than `maxSeries` series or `maxPoints` points stops
+ * with TSDB_TOO_LARGE (OpenTSDB answers such queries with 413); an aborted signal (the
+ * client went away) stops every bucket's scan.
+ */
+import { toHex } from '../../core/api/bytes.js';
+import type { RowFilter } from '../../core/api/store.js';
+import type { PointBlock } from '../codec/point-block.js';
+import { TsdbError } from '../errors.js';
+import { mergeRowCells } from '../read/row-merge.js';
+import { baseTimeOfKey, metricScanRange } from '../schema/row-key.js';
+import { DATA_FAMILY } from '../tables.js';
+import type { Tsdb } from '../tsdb.js';
+
+export interface ScanRequest {
+  readonly metricUid: Uint8Array;
+  /** Points with startMs ≤ ts ≤ endMs are kept (whole hour rows are read). */
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly filter?: RowFilter;
+  readonly signal?: AbortSignal;
+  readonly maxSeries?: number;
+  readonly maxPoints?: number;
+}
+
+/** One series as scanned: its TSUID (no salt, no base time) and its points. */
+export interface ScannedSeries {
+  readonly tsuid: Uint8Array;
+  /** The tag pairs' UID bytes, in key order: [tagk, tagv] views of tsuid. */
+  readonly tags: Array<[Uint8Array, Uint8Array]>;
+  count: number;
+  ts: Float64Array;
+  values: Float64Array;
+  isInt: Uint8Array;
+}
+
+export interface ScanStats {
+  rows: number;
+  cells: number;
+  points: number;
+  buckets: number;
+}
+
+/** Scans every salt bucket of the metric concurrently; series in TSUID order. */
+export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats): Promise<ScannedSeries[]> {
+  const w = tsdb.widths;
+  const buckets = w.saltWidth === 0 ? 1 : w.saltBuckets;
+  const bySeries = new Map<string, ScannedSeries>();
+  const maxSeries = req.maxSeries ?? Infinity;
+  const maxPoints = req.maxPoints ?? Infinity;
+  let points = 0;
+  const startSec = Math.floor(req.startMs / 1000);
+  const endSec = Math.floor(req.endMs / 1000);
+  const head = w.saltWidth + w.metric + 4;
+  const scanBucket = async (salt: number): Promise<void> => {
+    const { start, end } = metricScanRange(w, salt, req.metricUid, startSec, endSec);
+    let block: PointBlock | undefined;
+    for await (const rows of tsdb.data.scan({
+      start, end, families: [DATA_FAMILY], batchRows: 256,
+      ...(req.filter === undefined ? {} : { filter: req.filter }),
+      ...(req.signal === undefined ? {} : { signal: req.signal }),
+    })) {
+      for (const row of rows) {
+        if (stats !== undefined) {
+          stats.rows++;
+          stats.cells += row.cells.length;
+        }
+        block = mergeRowCells(row.cells, block);
+        if (block.count === 0) continue;
+        const key = row.key;
+        const id = seriesId(key, w.saltWidth, w.saltWidth + w.metric, head);
+        let s = bySeries.get(id);
+        if (s === undefined) {
+          if (bySeries.size >= maxSeries) throw tooLarge(`more than ${maxSeries} series`);
+          s = newSeries(key, w.saltWidth, w.metric, head, w.tagk + w.tagv, w.tagk);
+          bySeries.set(id, s);
+        }
+        points += appendRow(s, block, baseTimeOfKey(w, key) * 1000, req.startMs, req.endMs);
+        if (points > maxPoints) throw tooLarge(`more than ${maxPoints} data points`);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: buckets }, (_, salt) => scanBucket(salt)));
+  if (stats !== undefined) {
+    stats.points += points;
+    stats.buckets += buckets;
+  }
+  return [...bySeries.values()].sort((a, b) => compareIds(a.tsuid, b.tsuid));
+}
+
+/** Appends the block's points inside [startMs, endMs]; returns how many. */
+function appendRow(s: ScannedSeries, b: PointBlock, baseMs: number, startMs: number, endMs: number): number {
+  const need = s.count + b.count;
+  if (need > s.ts.length) grow(s, Math.max(need, s.ts.length * 2));
+  let n = 0;
+  for (let i = 0; i < b.count; i++) {
+    const t = baseMs + b.offsetsMs[i]!;
+    if (t < startMs || t > endMs) continue;
+    const j = s.count++;
+    s.ts[j] = t;
+    s.values[j] = b.values[i]!;
+    s.isInt[j] = b.isInt[i]!;
+    n++;
+  }
+  return n;
+}
+
+function grow(s: ScannedSeries, cap: number): void {
+  const ts = new Float64Array(cap);
+  ts.set(s.ts.subarray(0, s.count));
+  const values = new Float64Array(cap);
+  values.set(s.values.subarray(0, s.count));
+  const isInt = new Uint8Array(cap);
+  isInt.set(s.isInt.subarray(0, s.count));
+  s.ts = ts;
+  s.values = values;
+  s.isInt = isInt;
+}
+
+function newSeries(key: Uint8Array, saltWidth: number, metricWidth: number, head: number, pairLen: number, tagkWidth: number): ScannedSeries {
+  const tsuid = new Uint8Array(metricWidth + key.length - head);
+  tsuid.set(key.subarray(saltWidth, saltWidth + metricWidth), 0);
+  tsuid.set(key.subarray(head), metricWidth);
+  const tags: Array<[Uint8Array, Uint8Array]> = [];
+  for (let o = metricWidth; o < tsuid.length; o += pairLen) tags.push([tsuid.subarray(o, o + tagkWidth), tsuid.subarray(o + tagkWidth, o + pairLen)]);
+  return { tsuid, tags, count: 0, ts: new Float64Array(512), values: new Float64Array(512), isInt: new Uint8Array(512) };
+}
+
+/** The series part of a row key (metric and tags) as a map key. */
+function seriesId(key: Uint8Array, from: number, metricEnd: number, head: number): string {
+  let s = '';
+  for (let i = from; i < metricEnd; i++) s += String.fromCharCode(key[i]!);
+  for (let i = head; i < key.length; i++) s += String.fromCharCode(key[i]!);
+  return s;
+}
+
+function compareIds(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+function tooLarge(what: string): TsdbError {
+  return new TsdbError('TSDB_TOO_LARGE', `Query exceeded a limit: ${what}`);
+}
+
+/** Upper-case hex of a TSUID, as OpenTSDB prints it. */
+export function tsuidHex(tsuid: Uint8Array): string {
+  return toHex(tsuid).toUpperCase();
+}
