@@ -11,6 +11,7 @@ import { compareBytes, fromUtf8, utf8 } from '../core/api/bytes.js';
 import { isStoreError } from '../core/api/errors.js';
 import type { Store, Table } from '../core/api/store.js';
 import { HourCompactor } from './compact/hour-compactor.js';
+import { SeriesIndex, metaTableSpec } from './meta/series-index.js';
 import { resolveTsdbConfig } from './config.js';
 import type { TsdbConfig } from './config.js';
 import { TsdbError } from './errors.js';
@@ -51,10 +52,11 @@ export class Tsdb {
   readonly tagvs: UidTable;
   readonly ingest: Ingestor;
   readonly compactor: HourCompactor;
+  readonly index: SeriesIndex;
   readonly now: () => number;
   private closed = false;
 
-  private constructor(store: Store, config: TsdbConfig, data: Table, uid: Table, now: () => number) {
+  private constructor(store: Store, config: TsdbConfig, data: Table, uid: Table, meta: Table, now: () => number) {
     this.store = store;
     this.config = config;
     this.now = now;
@@ -65,6 +67,7 @@ export class Tsdb {
     this.tagks = new UidTable(uid, 'tagk', config.uidWidthTagk, config.uidCacheEntries);
     this.tagvs = new UidTable(uid, 'tagv', config.uidWidthTagv, config.uidCacheEntries);
     this.compactor = new HourCompactor({ data, widths: this.widths, config, now });
+    this.index = new SeriesIndex(meta);
     this.ingest = new Ingestor({
       data,
       metrics: this.metrics,
@@ -73,6 +76,7 @@ export class Tsdb {
       widths: this.widths,
       config,
       now,
+      recordSeries: (tsuids) => this.index.record(tsuids, now()),
       onRowWritten: config.compactHours ? (key, base, nowMs) => this.compactor.markDirty(key, base, nowMs) : undefined,
     });
   }
@@ -83,7 +87,8 @@ export class Tsdb {
     const uid = await store.createTable(uidTableSpec(), { ifNotExists: true });
     await checkSchemaRecord(uid, widths);
     const data = await store.createTable(dataTableSpec(widths), { ifNotExists: true });
-    const tsdb = new Tsdb(store, config, data, uid, opts.now ?? Date.now);
+    const meta = await store.createTable(metaTableSpec(), { ifNotExists: true });
+    const tsdb = new Tsdb(store, config, data, uid, meta, opts.now ?? Date.now);
     if (config.compactHours && opts.background !== false) tsdb.compactor.start();
     return tsdb;
   }

@@ -10,6 +10,7 @@ import { installBodyParsers } from './body-parsers.js';
 import { installErrorHandlers } from './http-errors.js';
 import { createHttpServerForFastify } from './listener.js';
 import { registerAdminRoutes } from './routes/admin.js';
+import { registerLookupRoutes } from './routes/lookup.js';
 import { registerPutRoutes } from './routes/put.js';
 
 export interface BuildServerOptions {
@@ -31,6 +32,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   installErrorHandlers(app);
   installBodyParsers(app);
   registerPutRoutes(app, tsdb);
+  registerLookupRoutes(app, tsdb);
   registerAdminRoutes(app, { tsdb, status: opts.status ?? (() => 'ok'), ...(opts.extraStats === undefined ? {} : { extraStats: opts.extraStats }) });
   await app.ready();
   return app;

@@ -25,7 +25,7 @@
 import type { Durability, Table } from '../../core/api/store.js';
 import type { TsdbConfig } from '../config.js';
 import { TsdbError, isTsdbError } from '../errors.js';
-import { encodeSeriesKey } from '../schema/row-key.js';
+import { encodeSeriesKey, tsuidOfKey } from '../schema/row-key.js';
 import type { SchemaWidths } from '../schema/widths.js';
 import type { UidTable } from '../uid/uid-table.js';
 import { TwoGenCache } from '../uid/two-gen-cache.js';
@@ -42,6 +42,8 @@ export interface IngestDeps {
   readonly widths: SchemaWidths;
   readonly config: TsdbConfig;
   readonly now: () => number;
+  /** Records series seen for the first time (by this process): their TSUIDs. Awaited before their points are written. */
+  readonly recordSeries?: (tsuids: Uint8Array[]) => Promise<void>;
   /** Told about every (row, hour) the first time a series writes into it, and touched on every write. */
   readonly onRowWritten?: (rowKey: Uint8Array, baseSec: number, nowMs: number) => DirtyMark;
 }
@@ -251,16 +253,29 @@ export class Ingestor {
       }
     }
     if (missing !== undefined) {
+      const created: SeriesEntry[] = [];
       await Promise.all([...missing].map(async ([text, idx]) => {
         try {
           const e = await this.createEntry(points[idx[0]!]!);
-          this.series.set(text, e);
+          created.push(e);
           for (const i of idx) entries[i] = e;
         } catch (err) {
           if (!isTsdbError(err)) throw err;
           for (const i of idx) outcomes[i] = err;
         }
       }));
+      if (created.length > 0 && this.deps.recordSeries !== undefined) {
+        try {
+          await this.deps.recordSeries(created.map((e) => tsuidOfKey(this.deps.widths, e.template)));
+        } catch (err) {
+          throw new TsdbError('TSDB_STORAGE', `storage failed the series index write: ${(err as Error).message}`, { cause: err });
+        }
+      }
+      // Cached only once recorded: a failed index write is retried with the next point.
+      for (const [text, idx] of missing) {
+        const e = entries[idx[0]!];
+        if (e !== undefined) this.series.set(text, e);
+      }
     }
     return entries;
   }

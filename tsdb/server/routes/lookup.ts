@@ -1,0 +1,135 @@
+/**
+ * /api/search/lookup and /api/suggest, served from the UID table and Horae's own series
+ * index (tsdb/meta/series-index.ts) — no meta-sync step, so Grafana's template variables
+ * work on a fresh server.
+ *
+ *   GET  /api/search/lookup?m=<metric>{k=v,k=*,*=v}&limit=25   (metric may be * or empty)
+ *   POST /api/search/lookup {"metric":…, "tags":[{"key":…,"value":…}], "limit":n}
+ *     → {"type":"LOOKUP","metric","tags","limit","time","results":[{"tsuid","metric","tags"}],"startIndex":0,"totalResults"}
+ *     Values of one key are ORed, different keys ANDed; `*` matches anything.
+ *   GET|POST /api/suggest?type=metrics|tagk|tagv&q=<prefix>&max=25[&metric=<m>]
+ *     → names in byte order; `metric` (beyond OpenTSDB) limits tagk/tagv to that metric's series.
+ */
+import type { FastifyInstance } from 'fastify';
+import { TsdbError } from '../../errors.js';
+import { tsuidHex } from '../../query/scanner.js';
+import type { Tsdb } from '../../tsdb.js';
+import { parseUidKind } from '../../uid/uid-kind.js';
+import { jsonBody } from '../body-parsers.js';
+import { sendError } from '../http-errors.js';
+
+interface TagPattern {
+  readonly key: string;
+  readonly value: string;
+}
+
+export function registerLookupRoutes(app: FastifyInstance, tsdb: Tsdb): void {
+  const lookup = async (req: { method: string; query: unknown; body: unknown }, reply: import('fastify').FastifyReply): Promise<unknown> => {
+    const started = performance.now();
+    let metric = '';
+    let tags: TagPattern[] = [];
+    let limit = 25;
+    if (req.method === 'POST') {
+      const b = jsonBody(req.body) as { metric?: unknown; tags?: unknown; limit?: unknown } | undefined;
+      if (b === undefined || b === null || typeof b !== 'object') return sendError(reply, 400, 'Missing request content');
+      metric = typeof b.metric === 'string' ? b.metric : '';
+      if (Array.isArray(b.tags)) tags = b.tags.map((t: { key?: unknown; value?: unknown }) => ({ key: String(t.key ?? '*'), value: String(t.value ?? '*') }));
+      if (typeof b.limit === 'number') limit = b.limit;
+    } else {
+      const q = req.query as { m?: string; limit?: string };
+      if (q.m === undefined) return sendError(reply, 400, 'Missing parameter <code>m</code>');
+      ({ metric, tags } = parseLookupQuery(q.m));
+      if (q.limit !== undefined) limit = Number(q.limit);
+    }
+    if (!Number.isInteger(limit) || limit < 1) return sendError(reply, 400, `Invalid limit: ${String(limit)}`);
+    let prefix: Uint8Array = new Uint8Array(0);
+    if (metric !== '' && metric !== '*') {
+      const id = await tsdb.metrics.getId(metric);
+      if (id === undefined) return sendError(reply, 404, `No such name for 'metrics': '${metric}'`);
+      prefix = id;
+    }
+    const results: Array<{ tsuid: string; metric: string; tags: Record<string, string> }> = [];
+    let total = 0;
+    for (const tsuid of await tsdb.index.tsuids(prefix, Number.MAX_SAFE_INTEGER)) {
+      const s = await describe(tsdb, tsuid);
+      if (s === undefined || !matches(s.tags, tags)) continue;
+      total++;
+      if (results.length < limit) results.push({ tsuid: tsuidHex(tsuid), ...s });
+    }
+    return { type: 'LOOKUP', metric: metric === '' ? '*' : metric, tags, limit, time: performance.now() - started, results, startIndex: 0, totalResults: total };
+  };
+
+  const suggest = async (req: { method: string; query: unknown; body: unknown }, reply: import('fastify').FastifyReply): Promise<unknown> => {
+    const p = (req.method === 'POST' ? jsonBody(req.body) ?? {} : req.query) as { type?: unknown; q?: unknown; max?: unknown; metric?: unknown };
+    const kind = typeof p.type === 'string' ? parseUidKind(p.type) : undefined;
+    if (kind === undefined) return sendError(reply, 400, p.type === undefined ? 'Missing parameter <code>type</code>' : `Invalid 'type' parameter:${String(p.type)}`);
+    const prefix = typeof p.q === 'string' ? p.q : '';
+    const max = p.max === undefined ? 25 : Number(p.max);
+    if (!Number.isInteger(max) || max < 1) return sendError(reply, 400, `Invalid 'max' parameter: ${String(p.max)}`);
+    if (typeof p.metric === 'string' && p.metric !== '' && kind !== 'metric') {
+      const id = await tsdb.metrics.getId(p.metric);
+      if (id === undefined) return [];
+      const names = new Set<string>();
+      for (const tsuid of await tsdb.index.tsuids(id, Number.MAX_SAFE_INTEGER)) {
+        const s = await describe(tsdb, tsuid);
+        if (s === undefined) continue;
+        for (const [k, v] of Object.entries(s.tags)) {
+          const n = kind === 'tagk' ? k : v;
+          if (n.startsWith(prefix)) names.add(n);
+        }
+      }
+      return [...names].sort().slice(0, max);
+    }
+    return tsdb.uidTable(kind).namesWithPrefix(prefix, max);
+  };
+
+  for (const v of ['', '/v1']) {
+    app.route({ method: ['GET', 'POST'], url: `/api${v}/search/lookup`, handler: lookup });
+    app.route({ method: ['GET', 'POST'], url: `/api${v}/suggest`, handler: suggest });
+  }
+}
+
+/** `metric{k=v,k=*,*=v}` → metric and tag patterns. */
+export function parseLookupQuery(m: string): { metric: string; tags: TagPattern[] } {
+  const brace = m.indexOf('{');
+  if (brace < 0) return { metric: m.trim(), tags: [] };
+  if (!m.endsWith('}')) throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', `Missing closing brace in: ${m}`);
+  const tags: TagPattern[] = [];
+  for (const part of m.slice(brace + 1, -1).split(',')) {
+    if (part.trim() === '') continue;
+    const eq = part.indexOf('=');
+    if (eq < 0) throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', `Invalid tag pattern: ${part}`);
+    tags.push({ key: part.slice(0, eq).trim() || '*', value: part.slice(eq + 1).trim() || '*' });
+  }
+  return { metric: m.slice(0, brace).trim(), tags };
+}
+
+/** Values of one key ORed, keys ANDed; `*` matches anything. */
+function matches(tags: Readonly<Record<string, string>>, patterns: readonly TagPattern[]): boolean {
+  const byKey = new Map<string, string[]>();
+  for (const p of patterns) byKey.set(p.key, [...(byKey.get(p.key) ?? []), p.value]);
+  for (const [key, values] of byKey) {
+    const ok = values.some((v) => {
+      if (key === '*') return v === '*' || Object.values(tags).includes(v);
+      const have = tags[key];
+      return have !== undefined && (v === '*' || have === v);
+    });
+    if (!ok) return false;
+  }
+  return true;
+}
+
+/** Metric and tag names of a TSUID; undefined when a UID has no name (a damaged index). */
+async function describe(tsdb: Tsdb, tsuid: Uint8Array): Promise<{ metric: string; tags: Record<string, string> } | undefined> {
+  const w = tsdb.widths;
+  const metric = await tsdb.metrics.getName(tsuid.subarray(0, w.metric));
+  if (metric === undefined) return undefined;
+  const tags: Record<string, string> = {};
+  for (let o = w.metric; o + w.tagk + w.tagv <= tsuid.length; o += w.tagk + w.tagv) {
+    const k = await tsdb.tagks.getName(tsuid.subarray(o, o + w.tagk));
+    const v = await tsdb.tagvs.getName(tsuid.subarray(o + w.tagk, o + w.tagk + w.tagv));
+    if (k === undefined || v === undefined) return undefined;
+    tags[k] = v;
+  }
+  return { metric, tags };
+}
