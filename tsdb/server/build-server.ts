@@ -10,7 +10,9 @@ import { installBodyParsers } from './body-parsers.js';
 import { installErrorHandlers } from './http-errors.js';
 import { createHttpServerForFastify } from './listener.js';
 import { registerAdminRoutes } from './routes/admin.js';
+import { registerLastRoutes } from './routes/last.js';
 import { registerLookupRoutes } from './routes/lookup.js';
+import { registerUidRoutes } from './routes/uid.js';
 import { registerPutRoutes } from './routes/put.js';
 
 export interface BuildServerOptions {
@@ -33,6 +35,8 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   installBodyParsers(app);
   registerPutRoutes(app, tsdb);
   registerLookupRoutes(app, tsdb);
+  registerLastRoutes(app, tsdb);
+  registerUidRoutes(app, tsdb);
   registerAdminRoutes(app, { tsdb, status: opts.status ?? (() => 'ok'), ...(opts.extraStats === undefined ? {} : { extraStats: opts.extraStats }) });
   await app.ready();
   return app;

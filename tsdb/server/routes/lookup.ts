@@ -51,7 +51,7 @@ export function registerLookupRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     const results: Array<{ tsuid: string; metric: string; tags: Record<string, string> }> = [];
     let total = 0;
     for (const tsuid of await tsdb.index.tsuids(prefix, Number.MAX_SAFE_INTEGER)) {
-      const s = await describe(tsdb, tsuid);
+      const s = await describeSeries(tsdb, tsuid);
       if (s === undefined || !matches(s.tags, tags)) continue;
       total++;
       if (results.length < limit) results.push({ tsuid: tsuidHex(tsuid), ...s });
@@ -71,7 +71,7 @@ export function registerLookupRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       if (id === undefined) return [];
       const names = new Set<string>();
       for (const tsuid of await tsdb.index.tsuids(id, Number.MAX_SAFE_INTEGER)) {
-        const s = await describe(tsdb, tsuid);
+        const s = await describeSeries(tsdb, tsuid);
         if (s === undefined) continue;
         for (const [k, v] of Object.entries(s.tags)) {
           const n = kind === 'tagk' ? k : v;
@@ -120,7 +120,7 @@ function matches(tags: Readonly<Record<string, string>>, patterns: readonly TagP
 }
 
 /** Metric and tag names of a TSUID; undefined when a UID has no name (a damaged index). */
-async function describe(tsdb: Tsdb, tsuid: Uint8Array): Promise<{ metric: string; tags: Record<string, string> } | undefined> {
+export async function describeSeries(tsdb: Tsdb, tsuid: Uint8Array): Promise<{ metric: string; tags: Record<string, string> } | undefined> {
   const w = tsdb.widths;
   const metric = await tsdb.metrics.getName(tsuid.subarray(0, w.metric));
   if (metric === undefined) return undefined;

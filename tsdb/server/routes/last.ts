@@ -1,0 +1,101 @@
+/**
+ * /api/query/last: the newest point of each series asked for.
+ *
+ *   GET  ?timeseries=<metric>{k=v,…}  (repeatable)  &tsuids=<hex>[,<hex>]  &resolve  &back_scan=<hours>
+ *   POST {"queries":[{"metric":…,"tags":{…}} | {"tsuids":[…]}], "resolveNames":bool, "backScan":int}
+ *   → [{"metric"?,"tags"?,"timestamp":<ms>,"value":"<string>","tsuid":"<hex>"}]
+ *
+ * A metric+tags query matches every series of the metric whose tags include the given ones
+ * (the series index lists them); series with no point are left out. Without a back-scan
+ * the newest point is found however old it is (query/last-point.ts).
+ */
+import type { FastifyInstance, FastifyReply } from 'fastify';
+import { fromHex } from '../../../core/api/bytes.js';
+import { TsdbError } from '../../errors.js';
+import { lastPoint } from '../../query/last-point.js';
+import { tsuidHex } from '../../query/scanner.js';
+import type { Tsdb } from '../../tsdb.js';
+import { jsonBody } from '../body-parsers.js';
+import { sendError } from '../http-errors.js';
+import { describeSeries, parseLookupQuery } from './lookup.js';
+
+interface LastQuery {
+  readonly metric?: string;
+  readonly tags?: Readonly<Record<string, string>>;
+  readonly tsuids?: readonly string[];
+}
+
+export function registerLastRoutes(app: FastifyInstance, tsdb: Tsdb): void {
+  const handler = async (req: { method: string; query: unknown; body: unknown }, reply: FastifyReply): Promise<unknown> => {
+    let queries: LastQuery[] = [];
+    let resolve = false;
+    let backScan = 0;
+    if (req.method === 'POST') {
+      const b = jsonBody(req.body) as { queries?: unknown; resolveNames?: unknown; backScan?: unknown } | undefined;
+      if (b === undefined || b === null || !Array.isArray(b.queries)) return sendError(reply, 400, 'Missing sub queries');
+      queries = b.queries as LastQuery[];
+      resolve = b.resolveNames === true;
+      backScan = typeof b.backScan === 'number' ? b.backScan : 0;
+    } else {
+      const q = req.query as { timeseries?: string | string[]; tsuids?: string; resolve?: string; back_scan?: string };
+      for (const ts of q.timeseries === undefined ? [] : Array.isArray(q.timeseries) ? q.timeseries : [q.timeseries]) {
+        const { metric, tags } = parseLookupQuery(ts);
+        queries.push({ metric, tags: Object.fromEntries(tags.map((t) => [t.key, t.value])) });
+      }
+      if (q.tsuids !== undefined) queries.push({ tsuids: q.tsuids.split(',').filter((s) => s !== '') });
+      resolve = q.resolve !== undefined && q.resolve !== 'false';
+      backScan = q.back_scan === undefined ? 0 : Number(q.back_scan);
+      if (queries.length === 0) return sendError(reply, 400, 'Missing parameter <code>timeseries</code> or <code>tsuids</code>');
+    }
+    if (!Number.isInteger(backScan) || backScan < 0) return sendError(reply, 400, `Invalid back scan: ${String(backScan)}`);
+    const now = tsdb.now();
+    const out: unknown[] = [];
+    for (const tsuid of await seriesOf(tsdb, queries)) {
+      const p = await lastPoint(tsdb, tsuid, backScan, now);
+      if (p === undefined) continue;
+      const item: Record<string, unknown> = { timestamp: p.ts, value: p.isInt ? String(p.value) : javaDouble(p.value), tsuid: tsuidHex(tsuid) };
+      if (resolve) {
+        const d = await describeSeries(tsdb, tsuid);
+        if (d !== undefined) Object.assign(item, { metric: d.metric, tags: d.tags });
+      }
+      out.push(item);
+    }
+    return out;
+  };
+  for (const v of ['', '/v1']) app.route({ method: ['GET', 'POST'], url: `/api${v}/query/last`, handler });
+}
+
+/** TSUIDs of the queries: given directly, or every indexed series of the metric with those tags. */
+async function seriesOf(tsdb: Tsdb, queries: readonly LastQuery[]): Promise<Uint8Array[]> {
+  const out: Uint8Array[] = [];
+  for (const q of queries) {
+    if (Array.isArray(q.tsuids)) {
+      for (const hex of q.tsuids) {
+        if (!/^([0-9A-Fa-f]{2})+$/.test(hex)) throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', `Invalid TSUID: ${hex}`);
+        out.push(fromHex(hex));
+      }
+      continue;
+    }
+    if (typeof q.metric !== 'string') throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', 'Missing metric or tsuids');
+    const id = await tsdb.metrics.getId(q.metric);
+    if (id === undefined) throw new TsdbError('TSDB_NO_SUCH_NAME', `No such name for 'metrics': '${q.metric}'`);
+    const want = Object.entries(q.tags ?? {});
+    for (const tsuid of await tsdb.index.tsuids(id, Number.MAX_SAFE_INTEGER)) {
+      const d = await describeSeries(tsdb, tsuid);
+      if (d !== undefined && want.every(([k, v]) => v === '*' || d.tags[k] === v)) out.push(tsuid);
+    }
+  }
+  return out;
+}
+
+/** A double as Java's Double.toString prints common values: 42.0, 0.5, 1.0E-5. */
+export function javaDouble(v: number): string {
+  if (!Number.isFinite(v)) return Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
+  const a = Math.abs(v);
+  if (a !== 0 && (a >= 1e7 || a < 1e-3)) {
+    const [m, e] = v.toExponential().split('e');
+    return `${m!.includes('.') ? m : `${m}.0`}E${Number(e)}`;
+  }
+  const s = String(v);
+  return s.includes('.') || s.includes('e') ? s : `${s}.0`;
+}
