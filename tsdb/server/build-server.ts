@@ -10,6 +10,7 @@ import { installBodyParsers } from './body-parsers.js';
 import { installErrorHandlers } from './http-errors.js';
 import { createHttpServerForFastify } from './listener.js';
 import { registerAdminRoutes } from './routes/admin.js';
+import { registerAnnotationRoutes } from './routes/annotation.js';
 import { registerLastRoutes } from './routes/last.js';
 import { registerLookupRoutes } from './routes/lookup.js';
 import { registerUidRoutes } from './routes/uid.js';
@@ -37,6 +38,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   registerLookupRoutes(app, tsdb);
   registerLastRoutes(app, tsdb);
   registerUidRoutes(app, tsdb);
+  registerAnnotationRoutes(app, tsdb);
   registerAdminRoutes(app, { tsdb, status: opts.status ?? (() => 'ok'), ...(opts.extraStats === undefined ? {} : { extraStats: opts.extraStats }) });
   await app.ready();
   return app;
