@@ -45,6 +45,12 @@ export interface TsdbConfig {
   readonly compactIntervalMs: number;
   /** Reply to telnet put errors (tsd.rpc.telnet.return_errors). */
   readonly telnetReturnErrors: boolean;
+  /** CORS: `*` or a comma-separated list of origins; empty turns CORS off (tsd.http.request.cors_domains). */
+  readonly corsDomains: string;
+  /** Headers a CORS preflight allows (tsd.http.request.cors_headers). */
+  readonly corsHeaders: string;
+  /** DELETE /api/query (and `delete: true`) removes the matched data (tsd.http.query.allow_delete). */
+  readonly queryAllowDelete: boolean;
 }
 
 export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
@@ -68,6 +74,9 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   compactIdleMs: 30_000,
   compactIntervalMs: 10_000,
   telnetReturnErrors: true,
+  corsDomains: '',
+  corsHeaders: 'Authorization, Content-Type, Accept, Origin, User-Agent, DNT, Cache-Control, X-Mx-ReqToken, Keep-Alive, X-Requested-With, If-Modified-Since',
+  queryAllowDelete: false,
 };
 
 /** Defaults overridden by `overrides`, with every value range-checked. */

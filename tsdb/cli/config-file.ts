@@ -113,6 +113,9 @@ const HORAE_FIELDS: Readonly<Record<string, KeySpec>> = {
   'horae.compaction.idle_ms': field('compactIdleMs', int(0, 1e9), 'row idle time before compaction'),
   'horae.compaction.interval_ms': field('compactIntervalMs', int(10, 1e9), 'compactor period'),
   'horae.telnet.return_errors': field('telnetReturnErrors', parseBoolValue, 'answer telnet put errors'),
+  'horae.http.cors_domains': field('corsDomains', (s) => s, 'CORS origins: * or a comma list (empty: off)'),
+  'horae.http.cors_headers': field('corsHeaders', (s) => s, 'headers a CORS preflight allows'),
+  'horae.query.allow_delete': field('queryAllowDelete', parseBoolValue, 'let DELETE /api/query remove data'),
 };
 
 const OPENTSDB_FIELDS: Readonly<Record<string, KeySpec>> = {
@@ -131,6 +134,9 @@ const OPENTSDB_FIELDS: Readonly<Record<string, KeySpec>> = {
   'tsd.http.request.max_chunk': HORAE_FIELDS['horae.http.max_body_bytes']!,
   'tsd.storage.enable_compaction': HORAE_FIELDS['horae.compaction.enable']!,
   'tsd.rpc.telnet.return_errors': HORAE_FIELDS['horae.telnet.return_errors']!,
+  'tsd.http.request.cors_domains': HORAE_FIELDS['horae.http.cors_domains']!,
+  'tsd.http.request.cors_headers': HORAE_FIELDS['horae.http.cors_headers']!,
+  'tsd.http.query.allow_delete': HORAE_FIELDS['horae.query.allow_delete']!,
   // Accepted and checked; Horae always keeps the last write of a timestamp.
   'tsd.storage.fix_duplicates': { apply: (_out, raw) => void parseBoolValue(raw), help: 'accepted; Horae always keeps the last write' },
 };

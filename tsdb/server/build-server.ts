@@ -7,6 +7,7 @@ import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Tsdb } from '../tsdb.js';
 import { installBodyParsers } from './body-parsers.js';
+import { installCors } from './cors.js';
 import { installErrorHandlers } from './http-errors.js';
 import { createHttpServerForFastify } from './listener.js';
 import { registerAdminRoutes } from './routes/admin.js';
@@ -33,6 +34,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     serverFactory: (handler, options) => createHttpServerForFastify(handler, options as Record<string, unknown>),
   });
   installErrorHandlers(app);
+  installCors(app, tsdb.config);
   installBodyParsers(app);
   registerPutRoutes(app, tsdb);
   registerLookupRoutes(app, tsdb);

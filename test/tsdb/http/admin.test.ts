@@ -29,3 +29,25 @@ describe('introspection endpoints', () => {
     }
   });
 });
+
+describe('CORS', () => {
+  it('is off by default and answers configured origins, preflights included', async () => {
+    const off = await openFixture();
+    app = await buildServer({ tsdb: off.tsdb });
+    const plain = await app.inject({ method: 'GET', url: '/api/version', headers: { origin: 'http://grafana' } });
+    expect(plain.headers['access-control-allow-origin']).toBeUndefined();
+    await app.close();
+    const on = await openFixture({ corsDomains: 'http://grafana, http://other' });
+    app = await buildServer({ tsdb: on.tsdb });
+    const ok = await app.inject({ method: 'GET', url: '/api/version', headers: { origin: 'http://grafana' } });
+    expect(ok.statusCode).toBe(200);
+    expect(ok.headers['access-control-allow-origin']).toBe('http://grafana');
+    expect(ok.headers['access-control-allow-methods']).toBe('GET, POST, PUT, DELETE');
+    const pre = await app.inject({ method: 'OPTIONS', url: '/api/query', headers: { origin: 'http://other', 'access-control-request-method': 'POST' } });
+    expect(pre.statusCode).toBe(200);
+    expect(pre.headers['access-control-allow-headers']).toContain('Content-Type');
+    const bad = await app.inject({ method: 'GET', url: '/api/version', headers: { origin: 'http://evil' } });
+    expect(bad.statusCode).toBe(400);
+    expect(bad.headers['access-control-allow-origin']).toBeUndefined();
+  });
+});
