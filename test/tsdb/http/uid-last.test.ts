@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../../tsdb/server/build-server.js';
-import { javaDouble } from '../../../tsdb/server/routes/last.js';
+import { javaDouble } from '../../../tsdb/query/format-json.js';
 import type { Tsdb } from '../../../tsdb/tsdb.js';
 import { openFixture } from '../helpers/tsdb-fixture.js';
 

@@ -12,6 +12,7 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { fromHex } from '../../../core/api/bytes.js';
 import { TsdbError } from '../../errors.js';
+import { javaDouble } from '../../query/format-json.js';
 import { lastPoint } from '../../query/last-point.js';
 import { tsuidHex } from '../../query/scanner.js';
 import type { Tsdb } from '../../tsdb.js';
@@ -86,16 +87,4 @@ async function seriesOf(tsdb: Tsdb, queries: readonly LastQuery[]): Promise<Uint
     }
   }
   return out;
-}
-
-/** A double as Java's Double.toString prints common values: 42.0, 0.5, 1.0E-5. */
-export function javaDouble(v: number): string {
-  if (!Number.isFinite(v)) return Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
-  const a = Math.abs(v);
-  if (a !== 0 && (a >= 1e7 || a < 1e-3)) {
-    const [m, e] = v.toExponential().split('e');
-    return `${m!.includes('.') ? m : `${m}.0`}E${Number(e)}`;
-  }
-  const s = String(v);
-  return s.includes('.') || s.includes('e') ? s : `${s}.0`;
 }
