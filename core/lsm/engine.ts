@@ -866,7 +866,7 @@ export class Engine {
    * finished manifest write still needs its WAL (a crash now would recover from the older
    * manifest, which does not know the new file).
    */
-  private async deleteObsoleteWals(): Promise<void> {
+  private async deleteObsoleteWals(closing = false): Promise<void> {
     const live = new Map<number, Region>();
     for (const r of this.allRegions()) live.set(r.id, r);
     let minNeeded = Infinity;
@@ -875,7 +875,9 @@ export class Engine {
       const idle = r !== undefined && r.flushedSeq === d.flushedSeq && r.active.empty && r.immutables.length === 0;
       if (!idle && d.flushedSeq + 1 < minNeeded) minNeeded = d.flushedSeq + 1;
     }
-    const current = this.wal.logNumber;
+    // At a graceful close the current log is closed too: when everything is flushed (and
+    // recorded by the manifest just written) it holds nothing recovery needs.
+    const current = closing ? -1 : this.wal.logNumber;
     const keep: WalFileInfo[] = [];
     for (const w of this.walFiles) {
       if (w.number !== current && w.maxSeq < minNeeded) {
@@ -951,6 +953,8 @@ export class Engine {
         this.cleanLog = this.wal.logNumber;
         await this.saveManifest().catch((err: unknown) => this.noteBackgroundError(err));
         await this.manifestChain;
+        // Everything flushed: the closed log is dead weight on disk.
+        if (this.fatal === undefined) await this.deleteObsoleteWals(true);
       }
       await this.runner.close();
       await this.readers.close();

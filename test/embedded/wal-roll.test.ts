@@ -36,5 +36,12 @@ describe('WAL roll on a quiet flush', () => {
     const [after] = await t2.get([utf8('after')]);
     expect(fromUtf8(after!.cells[0]!.value)).toBe('x');
     await reopened.close();
+    // A graceful close flushes everything: no log is left on disk, and nothing is lost.
+    expect(await walBytes(fs)).toBe(0);
+    const again = await openEmbeddedStore({ dir: '/db', fs });
+    let n = 0;
+    for await (const batch of (await again.openTable('t')).scan({})) n += batch.length;
+    expect(n).toBe(2001);
+    await again.close();
   });
 });
