@@ -1,0 +1,142 @@
+/**
+ * The row-key filter OpenTSDB's scanner builds from a sub-query's tag filters
+ * (TsdbQuery#findGroupBys, QueryUtil#getRowKeyUIDRegex / #getRowKeyTSUIDRegex; reference
+ * /work/shared/reference/opentsdb-schema-query.md §3.4), for core's `keyRegex` RowFilter,
+ * which matches the whole row key read as latin1 with `.` matching every byte
+ * (core/api/store.ts RowFilter, core/api/filters.ts). The patterns therefore carry no
+ * `(?s)`, `^` or `$`, quote UID bytes as `\xHH`, and use only RE2-compatible syntax.
+ *
+ * Planning, as OpenTSDB does it: filters are taken in tagk-UID order; every tagk mentioned
+ * by a filter gets one entry in the key pattern: the union of the resolved literal UIDs of
+ * its case-sensitive literal_or filters, or "any value" when it has none. So a series
+ * lacking a filtered tagk is never scanned, even for not_literal_or. Literal filters whose
+ * UIDs went into the pattern need no post-scan check; the other filters (and all filters
+ * of a tagk whose literals would push the running literal count past the expansion limit;
+ * that tagk then gets no entry at all) are post-scan. A pure `*` wildcard is never
+ * post-scan. Without explicitTags any other tags may sit between and around the entries;
+ * with it the key holds exactly the filtered tagks.
+ */
+import { compareBytes, toHex } from '../../core/api/bytes.js';
+import type { FuzzyRule } from '../../core/api/store.js';
+import type { SchemaWidths } from '../schema/widths.js';
+import type { TagFilter } from './tag-filter.js';
+
+/** OpenTSDB's tsd.query.filter.expansion_limit default. */
+export const DEFAULT_EXPANSION_LIMIT = 4096;
+
+/** A filter with its tagk resolved to a UID and, for literals, its tagv UIDs. */
+export interface ResolvedTagFilter {
+  readonly filter: TagFilter;
+  readonly tagk: Uint8Array;
+  /**
+   * The UIDs of literalsToResolve(filter) that exist (OpenTSDB fails the query on an
+   * unknown one unless tsd.query.skip_unresolved_tagvs drops it). Omit for other filters.
+   */
+  readonly tagvs?: readonly Uint8Array[];
+}
+
+export interface RowKeyFilterPlan {
+  /** For a `keyRegex` RowFilter; undefined when no filter narrows the key. */
+  readonly keyRegex: string | undefined;
+  /** Filters still to check against each new series' tag names. */
+  readonly postScan: readonly TagFilter[];
+  /** Tagk UIDs to group by, sorted and distinct. */
+  readonly groupBy: readonly Uint8Array[];
+}
+
+/**
+ * The literals whose tagv UIDs the caller should resolve before planning: those of a
+ * case-sensitive literal_or with at most `expansionLimit` values; undefined otherwise.
+ */
+export function literalsToResolve(f: TagFilter, expansionLimit = DEFAULT_EXPANSION_LIMIT): readonly string[] | undefined {
+  return f.type === 'literal_or' && f.literals.length <= expansionLimit ? f.literals : undefined;
+}
+
+/** Plans the key pattern and post-scan filters of one sub-query (see the file header). */
+export function planRowKeyFilter(widths: SchemaWidths, filters: readonly ResolvedTagFilter[],
+  opts: { readonly explicitTags?: boolean; readonly expansionLimit?: number } = {}): RowKeyFilterPlan {
+  const limit = opts.expansionLimit ?? DEFAULT_EXPANSION_LIMIT;
+  const byTagk = new Map<string, { tagk: Uint8Array; filters: ResolvedTagFilter[] }>();
+  for (const r of filters) {
+    const id = toHex(r.tagk);
+    let e = byTagk.get(id);
+    if (e === undefined) byTagk.set(id, e = { tagk: r.tagk, filters: [] });
+    e.filters.push(r);
+  }
+  const groups = [...byTagk.values()].sort((a, b) => compareBytes(a.tagk, b.tagk));
+  const entries: Array<{ tagk: Uint8Array; values: Uint8Array[] | undefined }> = [];
+  const inKey = new Set<ResolvedTagFilter>();
+  const groupBy: Uint8Array[] = [];
+  let literalCount = 0;
+  for (const g of groups) {
+    if (g.filters.some((r) => r.filter.groupBy)) groupBy.push(g.tagk);
+    const literals = new Map<string, Uint8Array>();
+    const literalFilters = g.filters.filter((r) => r.tagvs !== undefined && r.tagvs.length > 0);
+    for (const r of literalFilters) for (const v of r.tagvs!) literals.set(toHex(v), v);
+    if (literals.size === 0) {
+      entries.push({ tagk: g.tagk, values: undefined });
+    } else if (literals.size + literalCount <= limit) {
+      entries.push({ tagk: g.tagk, values: [...literals.values()].sort(compareBytes) });
+      literalCount += literals.size;
+      for (const r of literalFilters) inKey.add(r);
+    }
+  }
+  const postScan = filters
+    .filter((r) => !inKey.has(r) && !(r.filter.type === 'wildcard' || r.filter.type === 'iwildcard' ? r.filter.matchAll : false))
+    .map((r) => r.filter);
+  const explicit = opts.explicitTags === true;
+  const keyRegex = entries.length === 0 && !explicit ? undefined : keyPattern(widths, entries, explicit);
+  return { keyRegex, postScan, groupBy };
+}
+
+function keyPattern(w: SchemaWidths, entries: ReadonlyArray<{ tagk: Uint8Array; values: Uint8Array[] | undefined }>,
+  explicit: boolean): string {
+  const skip = `(?:.{${w.tagk + w.tagv}})*`;
+  let p = `.{${w.saltWidth + w.metric + 4}}`;
+  for (const e of entries) {
+    if (!explicit) p += skip;
+    p += quoteBytes(e.tagk);
+    p += e.values === undefined ? `.{${w.tagv}}` : `(?:${e.values.map(quoteBytes).join('|')})`;
+  }
+  if (!explicit) p += skip;
+  return p;
+}
+
+/**
+ * QueryUtil#getRowKeyTSUIDRegex: rows of exactly these series, given as TSUIDs (metric UID
+ * then tag pairs) that share one metric; the metric is matched by the scan range.
+ */
+export function tsuidKeyRegex(widths: SchemaWidths, tsuids: readonly Uint8Array[]): string {
+  const tagParts = [...new Map(tsuids.map((t) => {
+    const tags = t.subarray(widths.metric);
+    return [toHex(tags), tags] as const;
+  })).values()].sort(compareBytes);
+  return `.{${widths.saltWidth + widths.metric + 4}}(?:${tagParts.map(quoteBytes).join('|')})`;
+}
+
+/**
+ * The FuzzyRowFilter OpenTSDB adds for explicitTags (§3.4): the metric and every tagk
+ * fixed, the salt, base time and tag values free. `tagks` in key order (sorted UIDs).
+ */
+export function explicitTagsFuzzyRule(widths: SchemaWidths, metric: Uint8Array, tagks: readonly Uint8Array[]): FuzzyRule {
+  const head = widths.saltWidth + widths.metric + 4;
+  const len = head + tagks.length * (widths.tagk + widths.tagv);
+  const template = new Uint8Array(len);
+  const mask = new Uint8Array(len);
+  template.set(metric, widths.saltWidth);
+  mask.fill(1, widths.saltWidth, widths.saltWidth + widths.metric);
+  let off = head;
+  for (const k of tagks) {
+    template.set(k, off);
+    mask.fill(1, off, off + widths.tagk);
+    off += widths.tagk + widths.tagv;
+  }
+  return { template, mask };
+}
+
+/** Each byte as `\xHH`, so UID bytes are never read as regex syntax. */
+function quoteBytes(b: Uint8Array): string {
+  let s = '';
+  for (const x of b) s += `\\x${x.toString(16).padStart(2, '0')}`;
+  return s;
+}
