@@ -51,6 +51,10 @@ export interface TsdbConfig {
   readonly corsHeaders: string;
   /** DELETE /api/query (and `delete: true`) removes the matched data (tsd.http.query.allow_delete). */
   readonly queryAllowDelete: boolean;
+  /** A query reading more series than this gets 413 (tsd.query.limits.series — Horae's). */
+  readonly queryMaxSeries: number;
+  /** A query reading more points than this gets 413 (tsd.query.limits.data_points.default). */
+  readonly queryMaxPoints: number;
 }
 
 export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
@@ -77,6 +81,8 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   corsDomains: '',
   corsHeaders: 'Authorization, Content-Type, Accept, Origin, User-Agent, DNT, Cache-Control, X-Mx-ReqToken, Keep-Alive, X-Requested-With, If-Modified-Since',
   queryAllowDelete: false,
+  queryMaxSeries: 200_000,
+  queryMaxPoints: 100_000_000,
 };
 
 /** Defaults overridden by `overrides`, with every value range-checked. */
@@ -101,6 +107,8 @@ export function resolveTsdbConfig(overrides: Partial<TsdbConfig> = {}): TsdbConf
   int('compactGraceMs', 0, 1e9);
   int('compactIdleMs', 0, 1e9);
   int('compactIntervalMs', 10, 1e9);
+  int('queryMaxSeries', 1, 1e9);
+  int('queryMaxPoints', 1, 1e12);
   if (c.durability !== 'sync' && c.durability !== 'buffered') {
     throw new RangeError(`config durability must be 'sync' or 'buffered', got ${String(c.durability)}`);
   }

@@ -116,6 +116,8 @@ const HORAE_FIELDS: Readonly<Record<string, KeySpec>> = {
   'horae.http.cors_domains': field('corsDomains', (s) => s, 'CORS origins: * or a comma list (empty: off)'),
   'horae.http.cors_headers': field('corsHeaders', (s) => s, 'headers a CORS preflight allows'),
   'horae.query.allow_delete': field('queryAllowDelete', parseBoolValue, 'let DELETE /api/query remove data'),
+  'horae.query.max_series': field('queryMaxSeries', int(1, 1e9), 'series one query may read (413 beyond)'),
+  'horae.query.max_points': field('queryMaxPoints', int(1, 1e12), 'points one query may read (413 beyond)'),
 };
 
 const OPENTSDB_FIELDS: Readonly<Record<string, KeySpec>> = {
@@ -137,6 +139,7 @@ const OPENTSDB_FIELDS: Readonly<Record<string, KeySpec>> = {
   'tsd.http.request.cors_domains': HORAE_FIELDS['horae.http.cors_domains']!,
   'tsd.http.request.cors_headers': HORAE_FIELDS['horae.http.cors_headers']!,
   'tsd.http.query.allow_delete': HORAE_FIELDS['horae.query.allow_delete']!,
+  'tsd.query.limits.data_points.default': HORAE_FIELDS['horae.query.max_points']!,
   // Accepted and checked; Horae always keeps the last write of a timestamp.
   'tsd.storage.fix_duplicates': { apply: (_out, raw) => void parseBoolValue(raw), help: 'accepted; Horae always keeps the last write' },
 };

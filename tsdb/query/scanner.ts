@@ -11,7 +11,8 @@
  * client went away) stops every bucket's scan.
  */
 import { toHex } from '../../core/api/bytes.js';
-import type { RowFilter } from '../../core/api/store.js';
+import type { Cell, RowFilter } from '../../core/api/store.js';
+import type { Annotation } from '../meta/annotations.js';
 import type { PointBlock } from '../codec/point-block.js';
 import { TsdbError } from '../errors.js';
 import { mergeRowCells } from '../read/row-merge.js';
@@ -28,6 +29,8 @@ export interface ScanRequest {
   readonly signal?: AbortSignal;
   readonly maxSeries?: number;
   readonly maxPoints?: number;
+  /** Collects the annotations of each row (cells that are not data points) per series. */
+  readonly annotations?: (cells: readonly Cell[]) => Annotation[];
 }
 
 /** One series as scanned: its TSUID (no salt, no base time) and its points. */
@@ -39,6 +42,10 @@ export interface ScannedSeries {
   ts: Float64Array;
   values: Float64Array;
   isInt: Uint8Array;
+  /** Exact int64 values, present once an integer beyond ±2^53 was read (0 elsewhere). */
+  exact?: BigInt64Array;
+  /** Annotations found in the series' rows (only with ScanRequest.annotations). */
+  annotations?: Annotation[];
 }
 
 export interface ScanStats {
@@ -73,7 +80,8 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
           stats.cells += row.cells.length;
         }
         block = mergeRowCells(row.cells, block);
-        if (block.count === 0) continue;
+        const notes = req.annotations?.(row.cells);
+        if (block.count === 0 && (notes === undefined || notes.length === 0)) continue;
         const key = row.key;
         const id = seriesId(key, w.saltWidth, w.saltWidth + w.metric, head);
         let s = bySeries.get(id);
@@ -82,6 +90,7 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
           s = newSeries(key, w.saltWidth, w.metric, head, w.tagk + w.tagv, w.tagk);
           bySeries.set(id, s);
         }
+        if (notes !== undefined && notes.length > 0) (s.annotations ??= []).push(...notes);
         points += appendRow(s, block, baseTimeOfKey(w, key) * 1000, req.startMs, req.endMs);
         if (points > maxPoints) throw tooLarge(`more than ${maxPoints} data points`);
       }
@@ -99,6 +108,7 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
 function appendRow(s: ScannedSeries, b: PointBlock, baseMs: number, startMs: number, endMs: number): number {
   const need = s.count + b.count;
   if (need > s.ts.length) grow(s, Math.max(need, s.ts.length * 2));
+  if (b.bigInts !== undefined && s.exact === undefined) s.exact = new BigInt64Array(s.ts.length);
   let n = 0;
   for (let i = 0; i < b.count; i++) {
     const t = baseMs + b.offsetsMs[i]!;
@@ -107,6 +117,7 @@ function appendRow(s: ScannedSeries, b: PointBlock, baseMs: number, startMs: num
     s.ts[j] = t;
     s.values[j] = b.values[i]!;
     s.isInt[j] = b.isInt[i]!;
+    if (s.exact !== undefined) s.exact[j] = b.bigInts?.[i] ?? 0n;
     n++;
   }
   return n;
@@ -122,6 +133,11 @@ function grow(s: ScannedSeries, cap: number): void {
   s.ts = ts;
   s.values = values;
   s.isInt = isInt;
+  if (s.exact !== undefined) {
+    const exact = new BigInt64Array(cap);
+    exact.set(s.exact.subarray(0, s.count));
+    s.exact = exact;
+  }
 }
 
 function newSeries(key: Uint8Array, saltWidth: number, metricWidth: number, head: number, pairLen: number, tagkWidth: number): ScannedSeries {

@@ -16,6 +16,7 @@ import { registerLastRoutes } from './routes/last.js';
 import { registerLookupRoutes } from './routes/lookup.js';
 import { registerUidRoutes } from './routes/uid.js';
 import { registerPutRoutes } from './routes/put.js';
+import { registerQueryRoutes } from './routes/query.js';
 
 export interface BuildServerOptions {
   readonly tsdb: Tsdb;
@@ -41,6 +42,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   registerLastRoutes(app, tsdb);
   registerUidRoutes(app, tsdb);
   registerAnnotationRoutes(app, tsdb);
+  registerQueryRoutes(app, tsdb);
   registerAdminRoutes(app, { tsdb, status: opts.status ?? (() => 'ok'), ...(opts.extraStats === undefined ? {} : { extraStats: opts.extraStats }) });
   await app.ready();
   return app;

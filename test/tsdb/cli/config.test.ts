@@ -90,7 +90,7 @@ describe('config file keys', () => {
       'horae.write.max_inflight_points': '5000', 'horae.http.max_body_bytes': '4096', 'horae.compaction.enable': 'true',
       'horae.compaction.grace_ms': '1', 'horae.compaction.idle_ms': '2', 'horae.compaction.interval_ms': '100',
       'horae.telnet.return_errors': 'true', 'horae.http.cors_domains': '*', 'horae.http.cors_headers': 'Content-Type',
-      'horae.query.allow_delete': 'true',
+      'horae.query.allow_delete': 'true', 'horae.query.max_series': '10', 'horae.query.max_points': '1000',
     };
     const horaeKeys = Object.keys(CONFIG_KEYS).filter((k) => k.startsWith('horae.') && !['horae.port', 'horae.bind', 'horae.data_dir'].includes(k));
     expect(horaeKeys.sort()).toEqual(Object.keys(values).sort());

@@ -1,0 +1,210 @@
+/**
+ * Runs a parsed /api/query (query-spec.ts) against the store, sub-query by sub-query, as
+ * OpenTSDB's TsdbQuery does (reference §3.2–§3.7):
+ *
+ *   resolve the metric and the filters' tag names to UIDs (literals too) →
+ *   plan the row-key regex the store evaluates (row-key-filter.ts) →
+ *   scan every salt bucket of the hour-aligned scan window concurrently (scanner.ts) →
+ *   resolve each series' tag names, apply the post-scan filters →
+ *   group by the group-by tags' value UIDs → downsample, rate, aggregate, trim (pipeline.ts)
+ *   → output series with tags (equal in every member) and aggregateTags (the others).
+ *
+ * Unknown names: an unknown metric or tag key fails the query (TSDB_NO_SUCH_NAME, the
+ * route answers 404); an unknown literal tag value matches nothing (OpenTSDB's
+ * tsd.query.skip_unresolved_tagvs, on by default here).
+ */
+import { compareBytes, fromHex, toHex } from '../../core/api/bytes.js';
+import type { RowFilter } from '../../core/api/store.js';
+import { TsdbError } from '../errors.js';
+import { annotationsInCells, globalAnnotations } from '../meta/annotations.js';
+import type { Annotation } from '../meta/annotations.js';
+import type { Tsdb } from '../tsdb.js';
+import type { OutputSeries } from './format-json.js';
+import { runGroup, scanWindow } from './pipeline.js';
+import type { MetricSubQuery, SubQuery, TsQuery } from './query-spec.js';
+import { rateOf, subQueryEcho } from './query-spec.js';
+import { literalsToResolve, planRowKeyFilter, tsuidKeyRegex } from './row-key-filter.js';
+import type { ResolvedTagFilter } from './row-key-filter.js';
+import { scanSeries, tsuidHex } from './scanner.js';
+import type { ScannedSeries, ScanStats } from './scanner.js';
+import type { SeriesData } from './series.js';
+import { matchAllTagFilters } from './tag-filter.js';
+import type { TagFilter } from './tag-filter.js';
+
+export interface QueryLimits {
+  readonly maxSeries: number;
+  readonly maxPoints: number;
+}
+
+export interface QueryRun {
+  readonly series: OutputSeries[];
+  readonly stats: ScanStats;
+}
+
+/** Executes every sub-query in order; results in sub-query order, then group order. */
+export async function executeQuery(tsdb: Tsdb, q: TsQuery, limits: QueryLimits, signal?: AbortSignal): Promise<QueryRun> {
+  const stats: ScanStats = { rows: 0, cells: 0, points: 0, buckets: 0 };
+  const out: OutputSeries[] = [];
+  const globals = q.globalAnnotations ? await globalAnnotationsOf(tsdb, q) : undefined;
+  for (const sub of q.queries) {
+    const found = await findSeries(tsdb, q, sub, limits, stats, signal);
+    for (const o of await aggregateSub(q, sub, found)) {
+      out.push({ ...o, ...(globals !== undefined ? { globalAnnotations: globals } : {}) });
+    }
+  }
+  return { series: out, stats };
+}
+
+interface Found {
+  readonly data: SeriesData;
+  /** Tag value UIDs by tagk UID hex (for grouping). */
+  readonly tagUids: Map<string, Uint8Array>;
+  readonly annotations: Annotation[];
+}
+
+async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLimits, stats: ScanStats, signal?: AbortSignal): Promise<{ series: Found[]; groupBy: readonly Uint8Array[] }> {
+  const win = scanWindow(q.startMs, q.endMs, sub.downsample);
+  let metricUid: Uint8Array;
+  let filter: RowFilter | undefined;
+  let postScan: readonly TagFilter[] = [];
+  let groupBy: readonly Uint8Array[] = [];
+  let metricName: string;
+  if (sub.kind === 'metric') {
+    metricName = sub.metric;
+    const id = await tsdb.metrics.getId(sub.metric);
+    if (id === undefined) throw new TsdbError('TSDB_NO_SUCH_NAME', `No such name for 'metrics': '${sub.metric}'`);
+    metricUid = id;
+    const resolved = await resolveFilters(tsdb, sub);
+    if (resolved === undefined) return { series: [], groupBy: [] };
+    const plan = planRowKeyFilter(tsdb.widths, resolved, { explicitTags: sub.explicitTags });
+    if (plan.keyRegex !== undefined) filter = { kind: 'keyRegex', pattern: plan.keyRegex };
+    postScan = plan.postScan;
+    groupBy = plan.groupBy;
+  } else {
+    const tsuids = sub.tsuids.map((h) => {
+      if (!/^([0-9A-Fa-f]{2})+$/.test(h) || h.length / 2 <= tsdb.widths.metric) throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', `Invalid TSUID: ${h}`);
+      return fromHex(h);
+    });
+    metricUid = tsuids[0]!.subarray(0, tsdb.widths.metric);
+    if (tsuids.some((t) => compareBytes(t.subarray(0, tsdb.widths.metric), metricUid) !== 0)) {
+      throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', 'All TSUIDs of a sub query must share one metric');
+    }
+    const name = await tsdb.metrics.getName(metricUid);
+    if (name === undefined) throw new TsdbError('TSDB_NO_SUCH_NAME', `No such unique ID for 'metrics': '${toHex(metricUid).toUpperCase()}'`);
+    metricName = name;
+    filter = { kind: 'keyRegex', pattern: tsuidKeyRegex(tsdb.widths, tsuids) };
+  }
+  const scanned = await scanSeries(tsdb, {
+    metricUid, startMs: win.startMs, endMs: win.endMs - 1, ...(filter === undefined ? {} : { filter }),
+    ...(signal === undefined ? {} : { signal }), maxSeries: limits.maxSeries, maxPoints: limits.maxPoints,
+    ...(q.noAnnotations ? {} : { annotations: (cells: Parameters<typeof annotationsInCells>[0]) => annotationsInCells(cells, q.startMs, q.endMs) }),
+  }, stats);
+  const series: Found[] = [];
+  for (const s of scanned) {
+    const f = await describe(tsdb, metricName, s);
+    if (f === undefined || !matchAllTagFilters(postScan, f.data.tags)) continue;
+    series.push(f);
+  }
+  return { series, groupBy };
+}
+
+/** Tag keys and literal values to UIDs; undefined when a literal filter can match nothing. */
+async function resolveFilters(tsdb: Tsdb, sub: MetricSubQuery): Promise<ResolvedTagFilter[] | undefined> {
+  const out: ResolvedTagFilter[] = [];
+  for (const f of sub.filters) {
+    const tagk = await tsdb.tagks.getId(f.tagk);
+    if (tagk === undefined) throw new TsdbError('TSDB_NO_SUCH_NAME', `No such name for 'tagk': '${f.tagk}'`);
+    const literals = literalsToResolve(f);
+    if (literals === undefined) {
+      out.push({ filter: f, tagk });
+      continue;
+    }
+    const tagvs: Uint8Array[] = [];
+    for (const v of literals) {
+      const id = await tsdb.tagvs.getId(v);
+      if (id !== undefined) tagvs.push(id);
+    }
+    if (tagvs.length === 0) return undefined;
+    out.push({ filter: f, tagk, tagvs });
+  }
+  return out;
+}
+
+async function describe(tsdb: Tsdb, metric: string, s: ScannedSeries): Promise<Found | undefined> {
+  const tags: Record<string, string> = {};
+  const tagUids = new Map<string, Uint8Array>();
+  for (const [k, v] of s.tags) {
+    const kn = await tsdb.tagks.getName(k);
+    const vn = await tsdb.tagvs.getName(v);
+    if (kn === undefined || vn === undefined) return undefined;
+    tags[kn] = vn;
+    tagUids.set(toHex(k), v);
+  }
+  const data: SeriesData = { metric, tags, tsuid: tsuidHex(s.tsuid), count: s.count, ts: s.ts, values: s.values, isInt: s.isInt, exact: s.exact };
+  return { data, tagUids, annotations: s.annotations ?? [] };
+}
+
+/** Groups (by the group-by tags' value UIDs) and runs each group through the pipeline. */
+async function aggregateSub(q: TsQuery, sub: SubQuery, found: { series: Found[]; groupBy: readonly Uint8Array[] }): Promise<OutputSeries[]> {
+  if (found.series.length === 0) return [];
+  const win = scanWindow(q.startMs, q.endMs, sub.downsample);
+  const rate = rateOf(sub);
+  const spec = {
+    startMs: q.startMs, endMs: q.endMs, aggregator: sub.aggregator, scanStartMs: win.startMs, scanEndMs: win.endMs,
+    ...(sub.downsample === undefined ? {} : { downsample: sub.downsample }),
+    ...(rate === undefined ? {} : { rate }),
+  };
+  const groups = new Map<string, Found[]>();
+  if (sub.aggregator === 'none') {
+    found.series.forEach((f, i) => groups.set(String(i).padStart(12, '0'), [f]));
+  } else {
+    for (const f of found.series) {
+      let key = '';
+      let complete = true;
+      for (const k of found.groupBy) {
+        const v = f.tagUids.get(toHex(k));
+        if (v === undefined) complete = false;
+        else key += toHex(v);
+      }
+      if (!complete) continue;
+      const g = groups.get(key);
+      if (g === undefined) groups.set(key, [f]);
+      else g.push(f);
+    }
+  }
+  const out: OutputSeries[] = [];
+  for (const key of [...groups.keys()].sort()) {
+    const members = groups.get(key)!;
+    const [points] = runGroup(members.map((m) => m.data), spec);
+    if (points === undefined) continue;
+    const { tags, aggregateTags } = computeTags(members.map((m) => m.data.tags));
+    const annotations = members.flatMap((m) => m.annotations);
+    out.push({
+      metric: members[0]!.data.metric,
+      tags,
+      aggregateTags,
+      points: { ...points, nanAsNull: points.nanAsNull === true },
+      ...(q.showQuery ? { query: subQueryEcho(sub) } : {}),
+      ...(q.showTSUIDs ? { tsuids: members.map((m) => m.data.tsuid!) } : {}),
+      ...(annotations.length > 0 ? { annotations } : {}),
+    });
+  }
+  return out;
+}
+
+/** SpanGroup#computeTags: tags equal in every series that has the key; aggregateTags the rest. */
+export function computeTags(all: readonly Readonly<Record<string, string>>[]): { tags: Record<string, string>; aggregateTags: string[] } {
+  const values = new Map<string, Set<string>>();
+  for (const t of all) for (const [k, v] of Object.entries(t)) (values.get(k) ?? values.set(k, new Set()).get(k)!).add(v);
+  const tags: Record<string, string> = {};
+  const aggregateTags: string[] = [];
+  for (const [k, vs] of [...values].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
+    if (vs.size === 1) tags[k] = [...vs][0]!;
+    else aggregateTags.push(k);
+  }
+  return { tags, aggregateTags };
+}
+
+function globalAnnotationsOf(tsdb: Tsdb, q: TsQuery): Promise<Annotation[]> {
+  return globalAnnotations(tsdb, q.startMs, q.endMs);
+}

@@ -1,0 +1,97 @@
+/**
+ * One sub-query group through OpenTSDB's arithmetic, in the order its code applies it
+ * (reference /work/shared/reference/opentsdb-schema-query.md §3.7):
+ *
+ *   per series: points of the hour-aligned scan window (§3.3)
+ *               → downsample (§3.10) → rate (§3.11)
+ *   across series: aggregate with interpolation (§3.8, §3.9)
+ *   serializer: keep start <= ts <= end (§3.13)
+ *
+ * The aggregation runs over the scan window, so points outside [start, end] still feed
+ * interpolation, the first rate and filled buckets. Aggregator `none` returns one output
+ * per input series (no grouping, §3.6). Filtering and grouping happen before (the caller
+ * passes one group's series).
+ */
+import { TsdbError } from '../errors.js';
+import { aggregate, type AggregateOptions } from './aggregate.js';
+import { AGGREGATOR_NAMES, getAggregator, isAggregator } from './aggregators.js';
+import { CalendarGrid, downsample, type DownsampleSpec } from './downsample.js';
+import { rate, type RateSpec } from './rate.js';
+import { type OutSeries, type Points, type SeriesData, slicePoints } from './series.js';
+
+export { AGGREGATOR_NAMES, isAggregator };
+export type { DownsampleSpec, RateSpec };
+
+export interface PipelineSpec {
+  /** The query's start and end in ms (end inclusive, as OpenTSDB). */
+  readonly startMs: number;
+  readonly endMs: number;
+  /** 'sum', 'zimsum', 'none', 'p95', 'ep99r7', … (case-sensitive). */
+  readonly aggregator: string;
+  readonly downsample?: DownsampleSpec;
+  readonly rate?: RateSpec;
+  /** The scan window [scanStartMs, scanEndMs); computed as TsdbQuery does when absent. */
+  readonly scanStartMs?: number;
+  readonly scanEndMs?: number;
+}
+
+export interface ScanWindow {
+  readonly startMs: number;
+  /** Exclusive. */
+  readonly endMs: number;
+}
+
+/**
+ * TsdbQuery#getScanStartTimeSeconds / #getScanEndTimeSeconds (§3.3), in ms: the start
+ * aligned down to the downsample interval then to the hour; the end as end_s + 1, then to
+ * the next interval and up to the hour (or straight to the next hour without downsampling).
+ * Calendar specs use their fixed-length interval here, as OpenTSDB does.
+ */
+export function scanWindow(startMs: number, endMs: number, ds?: DownsampleSpec): ScanWindow {
+  const iv = ds !== undefined && !ds.all ? ds.intervalMs : 0;
+  let start = Math.floor(startMs / 1000);
+  if (iv > 0) start -= Math.floor(((1000 * start) % iv) / 1000);
+  start -= start % 3600;
+  if (start < 0) start = 0;
+  let end = Math.floor(endMs / 1000) + 1;
+  if (iv > 0) {
+    end += Math.floor((iv - ((1000 * end) % iv)) / 1000);
+    if (end % 3600 !== 0) end += 3600 - (end % 3600);
+  } else {
+    end += 3600 - (end % 3600);
+  }
+  return { startMs: start * 1000, endMs: end * 1000 };
+}
+
+/**
+ * Runs one group of series (already filtered and grouped) through downsample → rate →
+ * aggregate → trim, as OpenTSDB's code orders it. 'none' returns one output per input
+ * series; any other aggregator one output (possibly without points), none for no series.
+ */
+export function runGroup(series: readonly SeriesData[], spec: PipelineSpec): OutSeries[] {
+  const agg = getAggregator(spec.aggregator);
+  if (!(spec.endMs >= spec.startMs)) throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', 'End time must be greater than or equal to the start time');
+  const ds = spec.downsample;
+  const fn = ds === undefined ? undefined : getAggregator(ds.fn);
+  if (fn?.name === 'none') throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', 'cannot use the NONE aggregator for downsampling');
+  if (series.length === 0) return [];
+  const computed = scanWindow(spec.startMs, spec.endMs, ds);
+  const win: ScanWindow = { startMs: spec.scanStartMs ?? computed.startMs, endMs: spec.scanEndMs ?? computed.endMs };
+  const cal = ds !== undefined && ds.calendar && !ds.all ? new CalendarGrid(ds) : undefined;
+  const dsWindow = { scanStartMs: win.startMs, scanEndMs: win.endMs, queryStartMs: spec.startMs, queryEndMs: spec.endMs };
+  const prepared: Points[] = [];
+  for (const s of series) {
+    let p: Points = slicePoints(s, win.startMs, win.endMs);
+    if (ds !== undefined && fn !== undefined) p = downsample(p, ds, fn, dsWindow, cal);
+    if (spec.rate !== undefined) p = rate(p, spec.rate);
+    prepared.push(p);
+  }
+  const opts: AggregateOptions = { rate: spec.rate !== undefined, endMs: win.endMs, emitFrom: spec.startMs, emitTo: spec.endMs };
+  const nanAsNull = ds?.fill === 'null';
+  const finish = (o: OutSeries): OutSeries => {
+    if (nanAsNull) o.nanAsNull = true;
+    return o;
+  };
+  if (agg.name === 'none') return prepared.map((p) => finish(aggregate([p], agg, opts)));
+  return [finish(aggregate(prepared, agg, opts))];
+}

@@ -1,0 +1,70 @@
+/**
+ * GET|POST /api/query (and /api/v1/query), /api/aggregators, /api/config/filters.
+ *
+ *   GET  ?start=&end=&m=<agg>:[ds:][rate:]metric{…}&tsuid=…&arrays&ms&show_query…
+ *   POST {"start":…,"end":…,"queries":[…],"msResolution":…,"showQuery":…}  (?arrays honoured)
+ *     → OpenTSDB's JSON (query/format-json.ts); [] when nothing matches.
+ *   400 bad query, 404 unknown metric or tag key (OpenTSDB's "No such name for …"),
+ *   413 when the query would read more series or points than the configured limits.
+ * A client that goes away aborts the scans.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { isTsdbError } from '../../errors.js';
+import { executeQuery } from '../../query/execute.js';
+import { formatQueryResults } from '../../query/format-json.js';
+import { AGGREGATOR_NAMES } from '../../query/pipeline.js';
+import { parseQueryJson, parseQueryString } from '../../query/query-spec.js';
+import type { TsQuery } from '../../query/query-spec.js';
+import { FILTER_TYPES } from '../../query/filter-types.js';
+import type { Tsdb } from '../../tsdb.js';
+import { RawJson } from '../body-parsers.js';
+import { sendError } from '../http-errors.js';
+
+export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
+  const handler = async (req: FastifyRequest, reply: FastifyReply): Promise<unknown> => {
+    const now = tsdb.now();
+    let q: TsQuery;
+    try {
+      if (req.method === 'POST') {
+        const body = req.body instanceof RawJson ? req.body.bytes : req.body;
+        if (body === undefined || body === null) return sendError(reply, 400, 'Missing request content');
+        q = parseQueryJson(body, now, { queryString: req.query as Record<string, string> });
+      } else {
+        q = parseQueryString(req.query as Record<string, string | string[]>, now);
+      }
+    } catch (err) {
+      if (isTsdbError(err)) return sendError(reply, 400, err.message);
+      throw err;
+    }
+    if (q.delete || req.method === 'DELETE') {
+      return sendError(reply, 400, tsdb.config.queryAllowDelete ? 'Deleting data through /api/query is not supported yet' : 'Deleting data is not enabled (tsd.http.query.allow_delete)');
+    }
+    const abort = new AbortController();
+    const onClose = (): void => {
+      if (!reply.raw.writableEnded) abort.abort(new Error('client went away'));
+    };
+    req.raw.on('close', onClose);
+    try {
+      const started = performance.now();
+      const run = await executeQuery(tsdb, q, { maxSeries: tsdb.config.queryMaxSeries, maxPoints: tsdb.config.queryMaxPoints }, abort.signal);
+      const summary = q.showSummary
+        ? { datapoints: run.stats.points, rowsScanned: run.stats.rows, saltScanners: run.stats.buckets, queryTimeMs: performance.now() - started }
+        : undefined;
+      const body = formatQueryResults(run.series, { arrays: q.arrays, msResolution: q.msResolution }, summary);
+      return reply.type('application/json; charset=utf-8').send(body);
+    } catch (err) {
+      if (isTsdbError(err, 'TSDB_NO_SUCH_NAME')) return sendError(reply, 404, err.message);
+      if (isTsdbError(err, 'TSDB_TOO_LARGE')) return sendError(reply, 413, err.message);
+      if (abort.signal.aborted) return reply.code(499).send();
+      throw err;
+    } finally {
+      req.raw.off('close', onClose);
+    }
+  };
+  for (const v of ['', '/v1']) {
+    app.route({ method: ['GET', 'POST', 'DELETE'], url: `/api${v}/query`, handler });
+    app.route({ method: ['GET', 'POST'], url: `/api${v}/aggregators`, handler: async () => [...AGGREGATOR_NAMES].sort() });
+    app.route({ method: ['GET', 'POST'], url: `/api${v}/config/filters`, handler: async () => FILTER_TYPES });
+  }
+}
+
