@@ -7,6 +7,7 @@ import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Tsdb } from '../tsdb.js';
 import { installBodyParsers } from './body-parsers.js';
+import { installCompression } from './compress.js';
 import { installCors } from './cors.js';
 import { installErrorHandlers } from './http-errors.js';
 import { createHttpServerForFastify } from './listener.js';
@@ -36,6 +37,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   });
   installErrorHandlers(app);
   installCors(app, tsdb.config);
+  installCompression(app);
   installBodyParsers(app);
   registerPutRoutes(app, tsdb);
   registerLookupRoutes(app, tsdb);

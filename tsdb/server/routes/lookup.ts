@@ -41,7 +41,8 @@ export function registerLookupRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       ({ metric, tags } = parseLookupQuery(q.m));
       if (q.limit !== undefined) limit = Number(q.limit);
     }
-    if (!Number.isInteger(limit) || limit < 1) return sendError(reply, 400, `Invalid limit: ${String(limit)}`);
+    if (!Number.isInteger(limit) || limit < 0) return sendError(reply, 400, `Invalid limit: ${String(limit)}`);
+    if (limit === 0) limit = Number.MAX_SAFE_INTEGER; // Grafana's backend sends 0 when unset: no limit
     let prefix: Uint8Array = new Uint8Array(0);
     if (metric !== '' && metric !== '*') {
       const id = await tsdb.metrics.getId(metric);
