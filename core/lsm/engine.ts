@@ -588,13 +588,19 @@ export class Engine {
   /**
    * When every memstore is empty, the current WAL holds nothing recovery needs: start a
    * new one so the old one is deleted (otherwise a quiet store keeps up to walFileBytes
-   * of dead log on disk). Skipped for logs under IDLE_WAL_ROLL_BYTES, so idle stores do
-   * not churn files.
+   * of dead log on disk). Memstores holding only a little (under IDLE_WAL_ROLL_BYTES, e.g.
+   * a rarely written table) are flushed first, so they do not pin a big log. Skipped for
+   * logs under IDLE_WAL_ROLL_BYTES, so idle stores do not churn files.
    */
   private async rollIdleWal(): Promise<void> {
     if (this.closed || this.fatal !== undefined || this.wal.sizeBytes < IDLE_WAL_ROLL_BYTES) return;
+    const busy = this.allRegions().filter((r) => !r.active.empty || r.immutables.length > 0 || r.flushing);
+    let pending = 0;
+    for (const r of busy) pending += r.active.sizeBytes + r.immutables.reduce((n, m) => n + m.sizeBytes, 0);
+    if (pending >= IDLE_WAL_ROLL_BYTES) return;
+    if (busy.length > 0) await this.flushRegions(busy);
     const idle = this.allRegions().every((r) => r.active.empty && r.immutables.length === 0 && !r.flushing);
-    if (!idle) return;
+    if (!idle || this.closed) return;
     this.rotateWal();
     await this.walRotating;
   }

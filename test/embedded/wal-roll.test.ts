@@ -19,6 +19,9 @@ describe('WAL roll on a quiet flush', () => {
     const fs = new MemFileSystem();
     const store = await openEmbeddedStore({ dir: '/db', fs });
     const t = await store.createTable({ name: 't', families: [{ name: 'f' }] });
+    // A second, rarely written table: its small memstore must not pin the big log.
+    const small = await store.createTable({ name: 'small', families: [{ name: 'f' }] });
+    await small.mutate([{ key: utf8('one'), mutations: [{ type: 'put', family: 'f', qualifier: utf8('q'), value: utf8('1') }] }]);
     const value = new Uint8Array(1000).fill(7);
     for (let b = 0; b < 20; b++) {
       await t.mutate(Array.from({ length: 100 }, (_, i) => ({ key: utf8(`row${String(b * 100 + i).padStart(5, '0')}`), mutations: [{ type: 'put' as const, family: 'f', qualifier: utf8('q'), value }] })));
@@ -33,6 +36,8 @@ describe('WAL roll on a quiet flush', () => {
     let rows = 0;
     for await (const batch of t2.scan({})) rows += batch.length;
     expect(rows).toBe(2001);
+    const [one] = await (await reopened.openTable('small')).get([utf8('one')]);
+    expect(fromUtf8(one!.cells[0]!.value)).toBe('1');
     const [after] = await t2.get([utf8('after')]);
     expect(fromUtf8(after!.cells[0]!.value)).toBe('x');
     await reopened.close();
