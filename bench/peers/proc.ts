@@ -1,0 +1,338 @@
+/**
+ * Process and file-system helpers of the ingest benchmarks: CPU seconds and RSS of a
+ * process from /proc (all its threads), disk usage of a directory (file sizes and
+ * allocated blocks), HTTP polling, child processes that are stopped by PID on exit, and
+ * `fork` of a sibling bench script under the same runtime (tsx or compiled JS).
+ */
+import { execFileSync, fork, spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import type { ChildProcess } from 'node:child_process';
+import { closeSync, lstatSync, openSync, readFileSync, readdirSync } from 'node:fs';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+let clkTck: number | undefined;
+function ticksPerSecond(): number {
+  if (clkTck === undefined) {
+    try {
+      clkTck = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
+    } catch {
+      clkTck = 100;
+    }
+  }
+  return clkTck;
+}
+
+/** user + system CPU seconds of process `pid` so far (all threads, live and exited). */
+export function procCpuSeconds(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // f[0] is field 3 (state): utime is field 14, stime field 15.
+  return (Number(f[11]) + Number(f[12])) / ticksPerSecond();
+}
+
+/** Resident set now and its high-water mark (VmHWM), in bytes. */
+export function procRss(pid: number): { rss: number; hwm: number } {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (name: string): number => {
+    const m = new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status);
+    return m === null ? 0 : Number(m[1]) * 1024;
+  };
+  return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
+}
+
+/** Samples a process's RSS (for processes whose VmHWM covers more than the phase measured). */
+export class RssSampler {
+  peak = 0;
+  private readonly timer: NodeJS.Timeout;
+  constructor(pid: number, everyMs = 100) {
+    const sample = (): void => {
+      try {
+        this.peak = Math.max(this.peak, procRss(pid).rss);
+      } catch {
+        // the process is gone
+      }
+    };
+    sample();
+    this.timer = setInterval(sample, everyMs);
+  }
+  stop(): number {
+    clearInterval(this.timer);
+    return this.peak;
+  }
+}
+
+export interface DiskUsage {
+  /** Sum of file sizes (du -sb style, apparent). */
+  readonly bytes: number;
+  /** Allocated blocks (du -sB1). */
+  readonly allocated: number;
+  readonly files: number;
+  /** Apparent bytes per top-level entry and per file extension. */
+  readonly byTop: Record<string, number>;
+  readonly byExt: Record<string, number>;
+}
+
+export function diskUsage(dir: string): DiskUsage {
+  let bytes = 0;
+  let files = 0;
+  const byTop: Record<string, number> = {};
+  const byExt: Record<string, number> = {};
+  const walk = (d: string, top: string | undefined): void => {
+    for (const name of readdirSync(d)) {
+      const p = path.join(d, name);
+      const st = lstatSync(p);
+      if (st.isDirectory()) walk(p, top ?? name);
+      else if (st.isFile()) {
+        bytes += st.size;
+        files++;
+        const t = top ?? name;
+        byTop[t] = (byTop[t] ?? 0) + st.size;
+        const ext = path.extname(name) || name.replace(/[0-9]+/g, 'N');
+        byExt[ext] = (byExt[ext] ?? 0) + st.size;
+      }
+    }
+  };
+  walk(dir, undefined);
+  let allocated = NaN;
+  try {
+    allocated = Number(execFileSync('du', ['-sB1', dir], { encoding: 'utf8' }).split(/\s/)[0]);
+  } catch {
+    // leave NaN
+  }
+  return { bytes, allocated, files, byTop, byExt };
+}
+
+/** Polls `probe` every `everyMs` until it returns a value other than undefined; throws after `timeoutMs`. */
+export async function pollUntil<T>(what: string, timeoutMs: number, everyMs: number, probe: () => Promise<T | undefined>): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastErr: unknown;
+  for (;;) {
+    try {
+      const v = await probe();
+      if (v !== undefined) return v;
+    } catch (err) {
+      lastErr = err;
+    }
+    if (Date.now() > deadline) {
+      throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${lastErr === undefined ? '' : `: ${(lastErr as Error).message}`}`);
+    }
+    await sleep(everyMs);
+  }
+}
+
+/** GET/POST with a timeout; returns status and body text. */
+export async function http(url: string, init: { method?: string; body?: string; timeoutMs?: number; headers?: Record<string, string> } = {}): Promise<{ status: number; body: string }> {
+  const res = await fetch(url, {
+    method: init.method ?? 'GET',
+    ...(init.body === undefined ? {} : { body: init.body }),
+    ...(init.headers === undefined ? {} : { headers: init.headers }),
+    signal: AbortSignal.timeout(init.timeoutMs ?? 30_000),
+  });
+  return { status: res.status, body: await res.text() };
+}
+
+/** Resolves once a TCP connection to host:port succeeds. */
+export async function waitPort(host: string, port: number, timeoutMs: number): Promise<void> {
+  await pollUntil(`${host}:${port} to accept connections`, timeoutMs, 100, () => new Promise<true | undefined>((resolve) => {
+    const s = net.connect(port, host);
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(undefined));
+  }));
+}
+
+// ---------------------------------------------------------------------------------------
+// Child processes
+
+const children = new Set<ChildProcess>();
+let hooked = false;
+
+function hookExit(): void {
+  if (hooked) return;
+  hooked = true;
+  const killAll = (): void => {
+    for (const c of children) {
+      if (c.exitCode === null && c.signalCode === null && c.pid !== undefined) {
+        try {
+          process.kill(c.pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+      }
+    }
+  };
+  process.on('exit', killAll);
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      killAll();
+      process.exit(130);
+    });
+  }
+}
+
+function track(c: ChildProcess): ChildProcess {
+  hookExit();
+  children.add(c);
+  c.once('exit', () => children.delete(c));
+  return c;
+}
+
+/** Spawns `cmd` with stdout and stderr appended to `logFile`; killed by PID if this process exits. */
+export function spawnLogged(cmd: string, args: readonly string[], logFile: string): ChildProcess {
+  const fd = openSync(logFile, 'a');
+  const c = spawn(cmd, args, { stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  return track(c);
+}
+
+/** The path of a sibling bench script: `.ts` under tsx, `.js` when compiled. */
+export function benchScript(fromUrl: string, relative: string): string {
+  const ext = fromUrl.endsWith('.ts') ? '.ts' : '.js';
+  return fileURLToPath(new URL(relative.replace(/\.js$/, ext), fromUrl));
+}
+
+/**
+ * Forks a bench script with an IPC channel, under the runtime of this process (tsx's
+ * loader flags are in execArgv; --cpu-prof flags are dropped unless given in `nodeArgs`).
+ */
+export function forkScript(script: string, args: readonly string[], nodeArgs: readonly string[] = []): ChildProcess {
+  const execArgv = process.execArgv.filter((a) => !a.startsWith('--cpu-prof') && !a.startsWith('--heap-prof'));
+  return track(fork(script, [...args], { execArgv: [...execArgv, ...nodeArgs], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+}
+
+/** Sends SIGTERM (or `signal`), then SIGKILL after `timeoutMs`; resolves when the process has exited. */
+export async function stopProcess(c: ChildProcess, signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 30_000): Promise<void> {
+  if (c.exitCode !== null || c.signalCode !== null || c.pid === undefined) return;
+  const exited = new Promise<void>((r) => c.once('exit', () => r()));
+  process.kill(c.pid, signal);
+  const t = setTimeout(() => {
+    if (c.exitCode === null && c.signalCode === null && c.pid !== undefined) process.kill(c.pid, 'SIGKILL');
+  }, timeoutMs);
+  await exited;
+  clearTimeout(t);
+}
+
+/**
+ * A request/reply channel over a forked child's IPC: `request({ cmd, ... })` resolves with
+ * the child's reply carrying the same `id`; every pending request rejects if the child exits.
+ */
+export class IpcChannel {
+  private nextId = 1;
+  private readonly pending = new Map<number, { resolve: (v: Record<string, unknown>) => void; reject: (e: Error) => void }>();
+  private readonly listeners: Array<(m: Record<string, unknown>) => void> = [];
+  exitInfo: string | undefined;
+
+  constructor(readonly child: ChildProcess, readonly name: string) {
+    child.on('message', (m: Record<string, unknown>) => {
+      const id = m['id'];
+      if (typeof id === 'number' && this.pending.has(id)) {
+        const p = this.pending.get(id)!;
+        this.pending.delete(id);
+        if (typeof m['error'] === 'string') p.reject(new Error(`${name}: ${m['error']}`));
+        else p.resolve(m);
+        return;
+      }
+      for (const l of this.listeners) l(m);
+    });
+    child.once('exit', (code, signal) => {
+      this.exitInfo = `exited with ${signal ?? `code ${code}`}`;
+      for (const p of this.pending.values()) p.reject(new Error(`${name} ${this.exitInfo}`));
+      this.pending.clear();
+      for (const l of this.listeners) l({ type: 'exit', code, signal });
+    });
+  }
+
+  request(msg: Record<string, unknown>, timeoutMs = 3_600_000): Promise<Record<string, unknown>> {
+    if (this.exitInfo !== undefined) return Promise.reject(new Error(`${this.name} ${this.exitInfo}`));
+    const id = this.nextId++;
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`${this.name}: no reply to ${String(msg['cmd'])} within ${timeoutMs / 1000} s`));
+      }, timeoutMs);
+      this.pending.set(id, {
+        resolve: (v) => { clearTimeout(t); resolve(v); },
+        reject: (e) => { clearTimeout(t); reject(e); },
+      });
+      this.child.send({ ...msg, id });
+    });
+  }
+
+  /**
+   * The next unsolicited message of `type` (e.g. 'ready'); rejects if the child exits
+   * first, or sends {type:'failed', error} instead.
+   */
+  next(type: string, timeoutMs = 120_000): Promise<Record<string, unknown>> {
+    if (this.exitInfo !== undefined) return Promise.reject(new Error(`${this.name} ${this.exitInfo} before '${type}'`));
+    return new Promise((resolve, reject) => {
+      const t = setTimeout(() => {
+        off();
+        reject(new Error(`${this.name}: no '${type}' within ${timeoutMs / 1000} s`));
+      }, timeoutMs);
+      const l = (m: Record<string, unknown>): void => {
+        if (m['type'] === type) {
+          off();
+          resolve(m);
+        } else if (m['type'] === 'failed') {
+          off();
+          reject(new Error(`${this.name} failed: ${String(m['error'])}`));
+        } else if (m['type'] === 'exit') {
+          off();
+          reject(new Error(`${this.name} ${this.exitInfo ?? 'exited'} before '${type}'`));
+        }
+      };
+      const off = (): void => {
+        clearTimeout(t);
+        const i = this.listeners.indexOf(l);
+        if (i >= 0) this.listeners.splice(i, 1);
+      };
+      this.listeners.push(l);
+    });
+  }
+
+  send(msg: Record<string, unknown>): void {
+    if (this.exitInfo === undefined && this.child.connected) this.child.send(msg);
+  }
+}
+
+/**
+ * A fingerprint of the code being measured: sha1 over the paths and contents of the
+ * `.ts` (under tsx) or `.js` (compiled) files of core/ and tsdb/ next to the running bench,
+ * with their count and newest mtime. Others may edit the tree between runs: this says
+ * which code a result file belongs to.
+ */
+export function codeFingerprint(benchUrl: string): { sha1: string; files: number; newest: string } {
+  const root = fileURLToPath(new URL('../', benchUrl));
+  const ext = benchUrl.endsWith('.ts') ? '.ts' : '.js';
+  const h = createHash('sha1');
+  let files = 0;
+  let newest = 0;
+  const walk = (rel: string): void => {
+    let names: string[];
+    try {
+      names = readdirSync(path.join(root, rel)).sort();
+    } catch {
+      return;
+    }
+    for (const name of names) {
+      const r = path.join(rel, name);
+      const st = lstatSync(path.join(root, r));
+      if (st.isDirectory()) walk(r);
+      else if (st.isFile() && name.endsWith(ext) && !name.endsWith('.d.ts')) {
+        h.update(r + '\0');
+        h.update(readFileSync(path.join(root, r)));
+        files++;
+        newest = Math.max(newest, st.mtimeMs);
+      }
+    }
+  };
+  walk('core');
+  walk('tsdb');
+  return { sha1: h.digest('hex').slice(0, 12), files, newest: new Date(newest).toISOString() };
+}
