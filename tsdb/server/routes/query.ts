@@ -3,7 +3,9 @@
  *
  *   GET  ?start=&end=&m=<agg>:[ds:][rate:]metric{…}&tsuid=…&arrays&ms&show_query…
  *   POST {"start":…,"end":…,"queries":[…],"msResolution":…,"showQuery":…}  (?arrays honoured)
- *     → OpenTSDB's JSON (query/format-json.ts); [] when nothing matches.
+ *     → OpenTSDB's JSON (query/format-json.ts); [] when nothing matches. With
+ *     `Accept: application/x-msgpack` (msgpack) or `?format=columnar` (JSON): the columnar,
+ *     uPlot-aligned shape of query/format-columnar.ts instead.
  *   400 bad query, 404 unknown metric or tag key (OpenTSDB's "No such name for …"),
  *   413 when the query would read more series or points than the configured limits.
  * A client that goes away aborts the scans.
@@ -11,13 +13,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isTsdbError } from '../../errors.js';
 import { executeQuery } from '../../query/execute.js';
+import { pack } from 'msgpackr';
+import { toColumnar } from '../../query/format-columnar.js';
 import { formatQueryResults } from '../../query/format-json.js';
 import { AGGREGATOR_NAMES } from '../../query/pipeline.js';
 import { parseQueryJson, parseQueryString } from '../../query/query-spec.js';
 import type { TsQuery } from '../../query/query-spec.js';
 import { FILTER_TYPES } from '../../query/filter-types.js';
 import type { Tsdb } from '../../tsdb.js';
-import { RawJson } from '../body-parsers.js';
+import { MSGPACK_TYPE, RawJson } from '../body-parsers.js';
 import { sendError } from '../http-errors.js';
 
 export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
@@ -50,6 +54,13 @@ export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       const summary = q.showSummary
         ? { datapoints: run.stats.points, rowsScanned: run.stats.rows, saltScanners: run.stats.buckets, queryTimeMs: performance.now() - started }
         : undefined;
+      const accept = String(req.headers.accept ?? '');
+      if (accept.includes(MSGPACK_TYPE)) {
+        return reply.type(MSGPACK_TYPE).send(pack(toColumnar(run.series, q.msResolution)));
+      }
+      if ((req.query as { format?: string }).format === 'columnar') {
+        return reply.type('application/json; charset=utf-8').send(JSON.stringify(toColumnar(run.series, q.msResolution)));
+      }
       const body = formatQueryResults(run.series, { arrays: q.arrays, msResolution: q.msResolution }, summary);
       return reply.type('application/json; charset=utf-8').send(body);
     } catch (err) {
