@@ -39,6 +39,8 @@ export interface QueryLimits {
 export interface QueryRun {
   readonly series: OutputSeries[];
   readonly stats: ScanStats;
+  /** Rows deleted (a delete query). */
+  readonly rowsDeleted: number;
 }
 
 /** Executes every sub-query in order; results in sub-query order, then group order. */
@@ -46,17 +48,20 @@ export async function executeQuery(tsdb: Tsdb, q: TsQuery, limits: QueryLimits, 
   const stats: ScanStats = { rows: 0, cells: 0, points: 0, buckets: 0 };
   const out: OutputSeries[] = [];
   const globals = q.globalAnnotations ? await globalAnnotationsOf(tsdb, q) : undefined;
+  let rowsDeleted = 0;
   for (const sub of q.queries) {
     const found = await findSeries(tsdb, q, sub, limits, stats, signal);
     for (const o of await aggregateSub(q, sub, found)) {
       out.push({ ...o, ...(globals !== undefined ? { globalAnnotations: globals } : {}) });
     }
+    if (q.delete) rowsDeleted += await deleteRows(tsdb, found.series);
   }
-  return { series: out, stats };
+  return { series: out, stats, rowsDeleted };
 }
 
 interface Found {
   readonly data: SeriesData;
+  readonly rowKeys: readonly Uint8Array[];
   /** Tag value UIDs by tagk UID hex (for grouping). */
   readonly tagUids: Map<string, Uint8Array>;
   readonly annotations: Annotation[];
@@ -98,6 +103,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
     metricUid, startMs: win.startMs, endMs: win.endMs - 1, ...(filter === undefined ? {} : { filter }),
     ...(signal === undefined ? {} : { signal }), maxSeries: limits.maxSeries, maxPoints: limits.maxPoints,
     ...(q.noAnnotations ? {} : { annotations: (cells: Parameters<typeof annotationsInCells>[0]) => annotationsInCells(cells, q.startMs, q.endMs) }),
+    ...(q.delete ? { rowKeys: true } : {}),
   }, stats);
   const series: Found[] = [];
   for (const s of scanned) {
@@ -141,7 +147,7 @@ async function describe(tsdb: Tsdb, metric: string, s: ScannedSeries): Promise<F
     tagUids.set(toHex(k), v);
   }
   const data: SeriesData = { metric, tags, tsuid: tsuidHex(s.tsuid), count: s.count, ts: s.ts, values: s.values, isInt: s.isInt, exact: s.exact };
-  return { data, tagUids, annotations: s.annotations ?? [] };
+  return { data, tagUids, annotations: s.annotations ?? [], rowKeys: s.rowKeys ?? [] };
 }
 
 /** Groups (by the group-by tags' value UIDs) and runs each group through the pipeline. */
@@ -190,6 +196,16 @@ async function aggregateSub(q: TsQuery, sub: SubQuery, found: { series: Found[];
     });
   }
   return out;
+}
+
+/**
+ * A delete query removes the whole hour rows it read of every matched series, as OpenTSDB
+ * does (so points of those hours outside [start, end] go too), in one durable mutation.
+ */
+async function deleteRows(tsdb: Tsdb, series: readonly Found[]): Promise<number> {
+  const rows = series.flatMap((f) => f.rowKeys.map((key) => ({ key, mutations: [{ type: 'deleteRow' as const }] })));
+  if (rows.length > 0) await tsdb.data.mutate(rows, { durability: 'sync' });
+  return rows.length;
 }
 
 /** SpanGroup#computeTags: tags equal in every series that has the key; aggregateTags the rest. */

@@ -31,6 +31,8 @@ export interface ScanRequest {
   readonly maxPoints?: number;
   /** Collects the annotations of each row (cells that are not data points) per series. */
   readonly annotations?: (cells: readonly Cell[]) => Annotation[];
+  /** Keep each series' row keys (for deletes). */
+  readonly rowKeys?: boolean;
 }
 
 /** One series as scanned: its TSUID (no salt, no base time) and its points. */
@@ -46,6 +48,8 @@ export interface ScannedSeries {
   exact?: BigInt64Array;
   /** Annotations found in the series' rows (only with ScanRequest.annotations). */
   annotations?: Annotation[];
+  /** The row keys read (only with ScanRequest.rowKeys). */
+  rowKeys?: Uint8Array[];
 }
 
 export interface ScanStats {
@@ -91,6 +95,7 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
           bySeries.set(id, s);
         }
         if (notes !== undefined && notes.length > 0) (s.annotations ??= []).push(...notes);
+        if (req.rowKeys === true) (s.rowKeys ??= []).push(key);
         points += appendRow(s, block, baseTimeOfKey(w, key) * 1000, req.startMs, req.endMs);
         if (points > maxPoints) throw tooLarge(`more than ${maxPoints} data points`);
       }

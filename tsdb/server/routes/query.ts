@@ -29,7 +29,7 @@ export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     const now = tsdb.now();
     let q: TsQuery;
     try {
-      if (req.method === 'POST') {
+      if (req.method === 'POST' || (req.method === 'DELETE' && req.body !== undefined && req.body !== null)) {
         const body = req.body instanceof RawJson ? req.body.bytes : req.body;
         if (body === undefined || body === null) return sendError(reply, 400, 'Missing request content');
         q = parseQueryJson(body, now, { queryString: req.query as Record<string, string> });
@@ -40,8 +40,9 @@ export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       if (isTsdbError(err)) return sendError(reply, 400, err.message);
       throw err;
     }
-    if (q.delete || req.method === 'DELETE') {
-      return sendError(reply, 400, tsdb.config.queryAllowDelete ? 'Deleting data through /api/query is not supported yet' : 'Deleting data is not enabled (tsd.http.query.allow_delete)');
+    if (req.method === 'DELETE') q = { ...q, delete: true };
+    if (q.delete && !tsdb.config.queryAllowDelete) {
+      return sendError(reply, 400, 'Deleting data is not enabled (tsd.http.query.allow_delete)');
     }
     const abort = new AbortController();
     const onClose = (): void => {
