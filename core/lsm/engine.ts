@@ -593,7 +593,9 @@ export class Engine {
    * logs under IDLE_WAL_ROLL_BYTES, so idle stores do not churn files.
    */
   private async rollIdleWal(): Promise<void> {
-    if (this.closed || this.fatal !== undefined || this.wal.sizeBytes < IDLE_WAL_ROLL_BYTES) return;
+    // Older logs still on disk are pinned by some memstore: worth freeing even when the
+    // current log is small.
+    if (this.closed || this.fatal !== undefined || (this.walFiles.length <= 1 && this.wal.sizeBytes < IDLE_WAL_ROLL_BYTES)) return;
     const busy = this.allRegions().filter((r) => !r.active.empty || r.immutables.length > 0 || r.flushing);
     let pending = 0;
     for (const r of busy) pending += r.active.sizeBytes + r.immutables.reduce((n, m) => n + m.sizeBytes, 0);
@@ -601,6 +603,10 @@ export class Engine {
     if (busy.length > 0) await this.flushRegions(busy);
     const idle = this.allRegions().every((r) => r.active.empty && r.immutables.length === 0 && !r.flushing);
     if (!idle || this.closed) return;
+    if (this.wal.sizeBytes < IDLE_WAL_ROLL_BYTES) {
+      await this.deleteObsoleteWals();
+      return;
+    }
     this.rotateWal();
     await this.walRotating;
   }

@@ -49,4 +49,30 @@ describe('WAL roll on a quiet flush', () => {
     expect(n).toBe(2001);
     await again.close();
   });
+
+  it('frees older logs pinned by a small memstore even when the current log is small', async () => {
+    const fs = new MemFileSystem();
+    // Small log files: the writes span several, and the current one is small at the end.
+    const store = await openEmbeddedStore({ dir: '/db', fs, walFileBytes: 300 * 1024 });
+    const small = await store.createTable({ name: 'small', families: [{ name: 'f' }] });
+    await small.mutate([{ key: utf8('one'), mutations: [{ type: 'put', family: 'f', qualifier: utf8('q'), value: utf8('1') }] }]);
+    const t = await store.createTable({ name: 't', families: [{ name: 'f' }] });
+    const value = new Uint8Array(1000).fill(7);
+    for (let b = 0; b < 20; b++) {
+      await t.mutate(Array.from({ length: 100 }, (_, i) => ({ key: utf8(`row${String(b * 100 + i).padStart(5, '0')}`), mutations: [{ type: 'put' as const, family: 'f', qualifier: utf8('q'), value }] })));
+    }
+    const logs = async (): Promise<number> => (await fs.list('/db')).filter((n) => n.endsWith('.log')).length;
+    expect(await logs()).toBeGreaterThan(3);
+    await t.flush();
+    expect(await logs()).toBe(1);
+    expect(await walBytes(fs)).toBeLessThan(1024 * 1024);
+    fs.crash();
+    const reopened = await openEmbeddedStore({ dir: '/db', fs });
+    const [one] = await (await reopened.openTable('small')).get([utf8('one')]);
+    expect(fromUtf8(one!.cells[0]!.value)).toBe('1');
+    let rows = 0;
+    for await (const batch of (await reopened.openTable('t')).scan({})) rows += batch.length;
+    expect(rows).toBe(2000);
+    await reopened.close();
+  });
 });
