@@ -1,5 +1,6 @@
 /**
- * Conformance: the cases of ../shared/cases/opentsdb-query-cases.json, taken from OpenTSDB's
+ * Conformance: the cases of test/fixtures/opentsdb-query-cases.json (a copy of
+ * ../shared/cases/opentsdb-query-cases.json), taken from OpenTSDB's
  * own test assertions. Each case's series go in through POST /api/put (in write order),
  * its query through POST /api/query, and the output is compared by tags: the points, the
  * values within the case's tolerance, and whether each value is printed as an integer or
@@ -19,7 +20,7 @@ interface Case {
   tolerance: number;
 }
 
-const CASES = JSON.parse(readFileSync(new URL('../../../../shared/cases/opentsdb-query-cases.json', import.meta.url), 'utf8')) as Case[];
+const CASES = JSON.parse(readFileSync(new URL('../../fixtures/opentsdb-query-cases.json', import.meta.url), 'utf8')) as Case[];
 
 /** A value as the put body carries it, so it is stored with the case's type. */
 function putValue(v: number | string, type: string): number | string {

@@ -1,5 +1,6 @@
 /**
- * The OpenTSDB conformance cases (/work/shared/cases/opentsdb-query-cases.json, format in
+ * The OpenTSDB conformance cases (test/fixtures/opentsdb-query-cases.json, a copy of
+ * ../shared/cases/opentsdb-query-cases.json; format in
  * /work/shared/reference/opentsdb-schema-query.md §4.1) through runGroup. Storage-side
  * steps that are not the pipeline's job are done by small local helpers: seconds → ms,
  * duplicate timestamps (fix_duplicates: the newest write wins), 4-byte floats, the legacy
@@ -7,11 +8,12 @@
  * second-resolution keys. Set HORAE_OPENTSDB_CASES to read the file from elsewhere.
  */
 import { existsSync, readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { runGroup, type PipelineSpec } from '../../../tsdb/query/pipeline.js';
 import { seriesOf, type OutSeries, type SeriesData } from '../../../tsdb/query/series.js';
 
-const CASES_PATH = process.env['HORAE_OPENTSDB_CASES'] ?? '/work/shared/cases/opentsdb-query-cases.json';
+const CASES_PATH = process.env['HORAE_OPENTSDB_CASES'] ?? fileURLToPath(new URL('../../fixtures/opentsdb-query-cases.json', import.meta.url));
 
 interface CaseSeries {
   metric: string;
