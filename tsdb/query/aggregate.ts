@@ -15,8 +15,21 @@
  * trim, §3.13); a double result of ±Infinity fails the query as doubleValue() does.
  */
 import { TsdbError } from '../errors.js';
-import { type Aggregator, LERP, MAX, MIN, PREV, ZIM } from './aggregators.js';
-import { allocPoints, exactAt, LONG_MAX, LONG_MAX_NUM, LONG_MIN, LONG_MIN_NUM, lowerBound, MAX_SAFE, type OutSeries, type Points, trimmed, wrap64 } from './series.js';
+import * as aggs from './aggregators.js';
+import type { Aggregator } from './aggregators.js';
+import * as series from './series.js';
+import { allocPoints, exactAt, lowerBound, type OutSeries, type Points, trimmed, wrap64 } from './series.js';
+
+// Module-local copies: hot loops then read plain constants, not live import bindings.
+const LERP = aggs.LERP;
+const ZIM = aggs.ZIM;
+const MAX = aggs.MAX;
+const MIN = aggs.MIN;
+const MAX_SAFE = series.MAX_SAFE;
+const LONG_MAX = series.LONG_MAX;
+const LONG_MIN = series.LONG_MIN;
+const LONG_MAX_NUM = series.LONG_MAX_NUM;
+const LONG_MIN_NUM = series.LONG_MIN_NUM;
 
 export interface AggregateOptions {
   readonly rate: boolean;
@@ -31,26 +44,39 @@ export function aggregate(inputs: readonly Points[], agg: Aggregator, o: Aggrega
   const K = inputs.length;
   const rate = o.rate;
   const interp = agg.interpolation;
-  const pos = new Int32Array(K); // index of the next point; the current one is pos - 1
-  const nextTs = new Float64Array(K).fill(Infinity);
-  const active = new Uint8Array(K);
+  // Per series: its arrays, g[i] = index of its next point (the current one is g[i] − 1).
+  let cap = 0;
+  const T: Float64Array[] = [];
+  const V: Float64Array[] = [];
+  const I: Uint8Array[] = [];
+  const lim = new Int32Array(K);
+  const g = new Int32Array(K);
+  const nextTs = new Float64Array(K);
+  const live = new Int32Array(K); // series with a next point, any order
+  const act = new Int32Array(K); // active series, ascending (the aggregators' value order)
   const ended = new Int32Array(K);
+  const eq = new Int32Array(K);
+  let nLive = 0;
+  let nAct = 0;
   let nEnded = 0;
   let floats = 0; // non-integer points among all current and next slots
-  let cap = 0;
   for (let i = 0; i < K; i++) {
     const p = inputs[i]!;
-    cap += lowerBound(p.ts, p.count, o.emitTo + 1) - lowerBound(p.ts, p.count, o.emitFrom);
-    if (p.count === 0) continue;
+    const n = p.count;
+    cap += lowerBound(p.ts, n, o.emitTo + 1) - lowerBound(p.ts, n, o.emitFrom);
+    T.push(p.ts);
+    V.push(p.values);
+    I.push(p.isInt);
+    lim[i] = n;
+    if (n === 0 || (rate && n < 2)) continue; // with rate, a lone first rate is consumed and nothing follows
     if (rate) {
-      if (p.count < 2) continue; // its only rate is consumed, nothing follows
-      active[i] = 1;
-      pos[i] = 1;
-      nextTs[i] = p.ts[1]!;
-    } else {
-      nextTs[i] = p.ts[0]!;
-      if (p.isInt[0] !== 1) floats++;
+      act[nAct++] = i;
+      g[i] = 1;
+    } else if (p.isInt[0] !== 1) {
+      floats++;
     }
+    nextTs[i] = p.ts[g[i]!]!;
+    live[nLive++] = i;
   }
   const out: Points = allocPoints(cap);
   const buf = new Float64Array(K);
@@ -58,44 +84,66 @@ export function aggregate(inputs: readonly Points[], agg: Aggregator, o: Aggrega
   for (;;) {
     for (let q = 0; q < nEnded; q++) {
       const i = ended[q]!;
-      active[i] = 0;
-      if (!rate && inputs[i]!.isInt[pos[i]! - 1] !== 1) floats--;
+      if (!rate && I[i]![g[i]! - 1] !== 1) floats--;
+      let at = 0;
+      while (act[at] !== i) at++;
+      act.copyWithin(at, at + 1, nAct--);
     }
     nEnded = 0;
     let x = Infinity;
-    for (let i = 0; i < K; i++) if (nextTs[i]! < x) x = nextTs[i]!;
+    let nEq = 0;
+    for (let q = 0; q < nLive; q++) {
+      const i = live[q]!;
+      const t = nextTs[i]!;
+      if (t < x) {
+        x = t;
+        eq[0] = i;
+        nEq = 1;
+      } else if (t === x) {
+        eq[nEq++] = i;
+      }
+    }
     if (x > o.endMs || x > o.emitTo) break;
-    for (let i = 0; i < K; i++) {
-      if (nextTs[i] !== x) continue;
-      const p = inputs[i]!;
-      const c = pos[i]!;
-      if (!rate && active[i] === 1 && p.isInt[c - 1] !== 1) floats--;
-      active[i] = 1;
-      pos[i] = c + 1;
-      if (c + 1 < p.count) {
-        nextTs[i] = p.ts[c + 1]!;
-        if (!rate && p.isInt[c + 1] !== 1) floats++;
+    for (let q = 0; q < nEq; q++) {
+      const i = eq[q]!;
+      const c = g[i]!;
+      if (c === 0) {
+        // its first point: the series becomes active (sorted insert)
+        let at = nAct;
+        while (at > 0 && act[at - 1]! > i) at--;
+        act.copyWithin(at + 1, at, nAct++);
+        act[at] = i;
+      } else if (!rate && I[i]![c - 1] !== 1) {
+        floats--;
+      }
+      g[i] = c + 1;
+      if (c + 1 < lim[i]!) {
+        nextTs[i] = T[i]![c + 1]!;
+        if (!rate && I[i]![c + 1] !== 1) floats++;
       } else {
-        nextTs[i] = Infinity;
         ended[nEnded++] = i;
+        let at = 0;
+        while (live[at] !== i) at++;
+        live[at] = live[--nLive]!;
       }
     }
     if (x < o.emitFrom) continue;
     const allInt = !rate && floats === 0;
     let n = 0;
     let needExact = false;
-    for (let i = 0; i < K; i++) {
-      if (active[i] !== 1) continue;
-      const p = inputs[i]!;
-      const c = pos[i]! - 1;
-      const x0 = p.ts[c]!;
-      const y0 = p.values[c]!;
+    for (let q = 0; q < nAct; q++) {
+      const i = act[q]!;
+      const c = g[i]! - 1;
+      const ts = T[i]!;
+      const vs = V[i]!;
+      const x0 = ts[c]!;
+      const y0 = vs[c]!;
       let v: number;
       if (x0 === x || rate) {
         v = y0;
       } else {
-        const x1 = p.ts[c + 1]!;
-        const y1 = p.values[c + 1]!;
+        const x1 = ts[c + 1]!;
+        const y1 = vs[c + 1]!;
         if (x1 === x) v = y1;
         else if (interp === LERP) {
           if (allInt) {
@@ -110,14 +158,16 @@ export function aggregate(inputs: readonly Points[], agg: Aggregator, o: Aggrega
         else if (interp === MIN) v = allInt ? LONG_MIN_NUM : -Number.MAX_VALUE;
         else v = y0; // PREV
       }
-      if (allInt && !agg.selects && (v > MAX_SAFE || v < -MAX_SAFE)) needExact = true;
       buf[n++] = v;
     }
     out.ts[k] = x;
     if (allInt) {
       let r = agg.runLong(buf, 0, n);
+      if (!agg.selects && !needExact) {
+        for (let q = 0; q < n; q++) if (buf[q]! > MAX_SAFE || buf[q]! < -MAX_SAFE) needExact = true;
+      }
       if (needExact || !(r <= MAX_SAFE && r >= -MAX_SAFE)) {
-        const exact = agg.runBig(exactValues(inputs, active, pos, x, interp));
+        const exact = agg.runBig(exactValues(inputs, act.subarray(0, nAct), g, x, interp));
         r = Number(exact);
         if (r > MAX_SAFE || r < -MAX_SAFE) {
           out.exact ??= new BigInt64Array(cap);
@@ -138,12 +188,11 @@ export function aggregate(inputs: readonly Points[], agg: Aggregator, o: Aggrega
 }
 
 /** The inputs of one all-integer step as exact int64 (Java long arithmetic, wrapping). */
-function exactValues(inputs: readonly Points[], active: Uint8Array, pos: Int32Array, x: number, interp: number): bigint[] {
+function exactValues(inputs: readonly Points[], act: Int32Array, g: Int32Array, x: number, interp: number): bigint[] {
   const vals: bigint[] = [];
-  for (let i = 0; i < inputs.length; i++) {
-    if (active[i] !== 1) continue;
+  for (const i of act) {
     const p = inputs[i]!;
-    const c = pos[i]! - 1;
+    const c = g[i]! - 1;
     const x0 = p.ts[c]!;
     if (x0 === x) {
       vals.push(exactAt(p, c));
@@ -158,7 +207,7 @@ function exactValues(inputs: readonly Points[], active: Uint8Array, pos: Int32Ar
     } else if (interp === ZIM) vals.push(0n);
     else if (interp === MAX) vals.push(LONG_MAX);
     else if (interp === MIN) vals.push(LONG_MIN);
-    else if (interp === PREV) vals.push(exactAt(p, c));
+    else vals.push(exactAt(p, c)); // PREV
   }
   return vals;
 }

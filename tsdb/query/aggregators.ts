@@ -11,7 +11,10 @@
  * commons-math3 Percentile (NaNs removed, LEGACY estimation; R_3/R_7 on the long path only).
  */
 import { TsdbError } from '../errors.js';
-import { MAX_SAFE, toLong, toLongNum, wrap64 } from './series.js';
+import * as series from './series.js';
+import { toLong, toLongNum, wrap64 } from './series.js';
+
+const MAX_SAFE = series.MAX_SAFE; // a module-local constant for the hot loops
 
 /** Interpolations (Aggregators.Interpolation). */
 export const LERP = 0;
