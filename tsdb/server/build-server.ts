@@ -15,9 +15,11 @@ import { registerAdminRoutes } from './routes/admin.js';
 import { registerAnnotationRoutes } from './routes/annotation.js';
 import { registerLastRoutes } from './routes/last.js';
 import { registerLookupRoutes } from './routes/lookup.js';
+import { registerOverviewRoutes } from './routes/overview.js';
 import { registerUidRoutes } from './routes/uid.js';
 import { registerPutRoutes } from './routes/put.js';
 import { registerQueryRoutes } from './routes/query.js';
+import { registerUiRoutes } from './routes/ui.js';
 
 export interface BuildServerOptions {
   readonly tsdb: Tsdb;
@@ -45,7 +47,9 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   registerUidRoutes(app, tsdb);
   registerAnnotationRoutes(app, tsdb);
   registerQueryRoutes(app, tsdb);
+  registerOverviewRoutes(app, tsdb);
   registerAdminRoutes(app, { tsdb, status: opts.status ?? (() => 'ok'), ...(opts.extraStats === undefined ? {} : { extraStats: opts.extraStats }) });
+  registerUiRoutes(app);
   await app.ready();
   return app;
 }
