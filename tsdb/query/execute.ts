@@ -25,8 +25,8 @@ import type { MetricSubQuery, SubQuery, TsQuery } from './query-spec.js';
 import { rateOf, subQueryEcho } from './query-spec.js';
 import { literalsToResolve, planRowKeyFilter, tsuidKeyRegex } from './row-key-filter.js';
 import type { ResolvedTagFilter } from './row-key-filter.js';
-import { scanSeries, tsuidHex } from './scanner.js';
-import type { ScannedSeries, ScanStats } from './scanner.js';
+import { checkDeadline, scanSeries, tsuidHex } from './scanner.js';
+import type { QueryDeadline, ScannedSeries, ScanStats } from './scanner.js';
 import type { SeriesData } from './series.js';
 import { matchAllTagFilters } from './tag-filter.js';
 import type { TagFilter } from './tag-filter.js';
@@ -34,6 +34,8 @@ import type { TagFilter } from './tag-filter.js';
 export interface QueryLimits {
   readonly maxSeries: number;
   readonly maxPoints: number;
+  /** Stop with 413 after this many ms (0 or absent: no limit). */
+  readonly timeoutMs?: number;
 }
 
 export interface QueryRun {
@@ -49,9 +51,12 @@ export async function executeQuery(tsdb: Tsdb, q: TsQuery, limits: QueryLimits, 
   const out: OutputSeries[] = [];
   const globals = q.globalAnnotations ? await globalAnnotationsOf(tsdb, q) : undefined;
   let rowsDeleted = 0;
+  const timeoutMs = limits.timeoutMs ?? 0;
+  const deadline: QueryDeadline | undefined = timeoutMs > 0 ? { at: performance.now() + timeoutMs, timeoutMs } : undefined;
   for (const sub of q.queries) {
-    const found = await findSeries(tsdb, q, sub, limits, stats, signal);
-    for (const o of await aggregateSub(q, sub, found)) {
+    const found = await findSeries(tsdb, q, sub, limits, stats, signal, deadline);
+    signal?.throwIfAborted();
+    for (const o of await aggregateSub(q, sub, found, signal, deadline)) {
       out.push({ ...o, ...(globals !== undefined ? { globalAnnotations: globals } : {}) });
     }
     if (q.delete) rowsDeleted += await deleteRows(tsdb, found.series);
@@ -67,7 +72,7 @@ interface Found {
   readonly annotations: Annotation[];
 }
 
-async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLimits, stats: ScanStats, signal?: AbortSignal): Promise<{ series: Found[]; groupBy: readonly Uint8Array[] }> {
+async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLimits, stats: ScanStats, signal?: AbortSignal, deadline?: QueryDeadline): Promise<{ series: Found[]; groupBy: readonly Uint8Array[] }> {
   const win = scanWindow(q.startMs, q.endMs, sub.downsample);
   let metricUid: Uint8Array;
   let filter: RowFilter | undefined;
@@ -101,7 +106,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
   }
   const scanned = await scanSeries(tsdb, {
     metricUid, startMs: win.startMs, endMs: win.endMs - 1, ...(filter === undefined ? {} : { filter }),
-    ...(signal === undefined ? {} : { signal }), maxSeries: limits.maxSeries, maxPoints: limits.maxPoints,
+    ...(signal === undefined ? {} : { signal }), ...(deadline === undefined ? {} : { deadline }), maxSeries: limits.maxSeries, maxPoints: limits.maxPoints,
     ...(q.noAnnotations ? {} : { annotations: (cells: Parameters<typeof annotationsInCells>[0]) => annotationsInCells(cells, q.startMs, q.endMs) }),
     ...(q.delete ? { rowKeys: true } : {}),
   }, stats);
@@ -151,7 +156,7 @@ async function describe(tsdb: Tsdb, metric: string, s: ScannedSeries): Promise<F
 }
 
 /** Groups (by the group-by tags' value UIDs) and runs each group through the pipeline. */
-async function aggregateSub(q: TsQuery, sub: SubQuery, found: { series: Found[]; groupBy: readonly Uint8Array[] }): Promise<OutputSeries[]> {
+async function aggregateSub(q: TsQuery, sub: SubQuery, found: { series: Found[]; groupBy: readonly Uint8Array[] }, signal?: AbortSignal, deadline?: QueryDeadline): Promise<OutputSeries[]> {
   if (found.series.length === 0) return [];
   const win = scanWindow(q.startMs, q.endMs, sub.downsample);
   const rate = rateOf(sub);
@@ -180,6 +185,8 @@ async function aggregateSub(q: TsQuery, sub: SubQuery, found: { series: Found[];
   }
   const out: OutputSeries[] = [];
   for (const key of [...groups.keys()].sort()) {
+    signal?.throwIfAborted();
+    checkDeadline(deadline);
     const members = groups.get(key)!;
     const [points] = runGroup(members.map((m) => m.data), spec);
     if (points === undefined) continue;

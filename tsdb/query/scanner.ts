@@ -7,8 +7,10 @@
  * order, so a series' points arrive sorted and its arrays only grow.
  *
  * Limits: a scan that would hold more than `maxSeries` series or `maxPoints` points stops
- * with TSDB_TOO_LARGE (OpenTSDB answers such queries with 413); an aborted signal (the
- * client went away) stops every bucket's scan.
+ * with TSDB_TOO_LARGE (OpenTSDB answers such queries with 413), and so does one still
+ * running at its deadline (tsd.query.timeout); an aborted signal (the client went away)
+ * stops every bucket's scan. A long scan yields to the event loop every few milliseconds,
+ * so writes, other queries and timers are served while it runs.
  */
 import { toHex } from '../../core/api/bytes.js';
 import type { Cell, RowFilter } from '../../core/api/store.js';
@@ -29,11 +31,26 @@ export interface ScanRequest {
   readonly signal?: AbortSignal;
   readonly maxSeries?: number;
   readonly maxPoints?: number;
+  /** The query's deadline (performance.now() ms) and the timeout it came from. */
+  readonly deadline?: QueryDeadline;
   /** Collects the annotations of each row (cells that are not data points) per series. */
   readonly annotations?: (cells: readonly Cell[]) => Annotation[];
   /** Keep each series' row keys (for deletes). */
   readonly rowKeys?: boolean;
 }
+
+export interface QueryDeadline {
+  readonly at: number;
+  readonly timeoutMs: number;
+}
+
+/** Throws TSDB_TOO_LARGE once the deadline has passed. */
+export function checkDeadline(d: QueryDeadline | undefined): void {
+  if (d !== undefined && performance.now() > d.at) throw tooLarge(`ran longer than ${d.timeoutMs} ms (tsd.query.timeout)`);
+}
+
+/** Longest stretch of scanning without letting the event loop run, in ms. */
+const YIELD_EVERY_MS = 10;
 
 /** One series as scanned: its TSUID (no salt, no base time) and its points. */
 export interface ScannedSeries {
@@ -70,6 +87,7 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
   const startSec = Math.floor(req.startMs / 1000);
   const endSec = Math.floor(req.endMs / 1000);
   const head = w.saltWidth + w.metric + 4;
+  let lastYield = performance.now();
   const scanBucket = async (salt: number): Promise<void> => {
     const { start, end } = metricScanRange(w, salt, req.metricUid, startSec, endSec);
     let block: PointBlock | undefined;
@@ -78,6 +96,12 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
       ...(req.filter === undefined ? {} : { filter: req.filter }),
       ...(req.signal === undefined ? {} : { signal: req.signal }),
     })) {
+      if (performance.now() - lastYield > YIELD_EVERY_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        lastYield = performance.now();
+        req.signal?.throwIfAborted();
+      }
+      checkDeadline(req.deadline);
       for (const row of rows) {
         if (stats !== undefined) {
           stats.rows++;
