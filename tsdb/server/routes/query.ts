@@ -48,7 +48,9 @@ export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     const onClose = (): void => {
       if (!reply.raw.writableEnded) abort.abort(new Error('client went away'));
     };
-    req.raw.on('close', onClose);
+    // The response's 'close' (the connection went away, or the answer was sent): since
+    // Node 16 a request's own 'close' fires as soon as its body has been read.
+    reply.raw.on('close', onClose);
     try {
       const started = performance.now();
       const run = await executeQuery(tsdb, q, { maxSeries: tsdb.config.queryMaxSeries, maxPoints: tsdb.config.queryMaxPoints }, abort.signal);
@@ -70,7 +72,7 @@ export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       if (abort.signal.aborted) return reply.code(499).send();
       throw err;
     } finally {
-      req.raw.off('close', onClose);
+      reply.raw.off('close', onClose);
     }
   };
   for (const v of ['', '/v1']) {
