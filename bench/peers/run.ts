@@ -13,6 +13,8 @@
  *   5. (untimed for throughput) settle: flush and merge/compact as the system allows, CPU
  *      of that phase, then bytes on disk: sum of file sizes and du -sB1 of the data dir
  *   6. Horae: every series read back and compared with the dataset (`verify`)
+ *   7. `afterSettle` (bench:peers: the query set, bench/peers/query-run.ts) on the settled
+ *      server, before it is stopped
  *
  * A run fails (throws) when points stop arriving for `stallSeconds` before all are
  * visible, or on any timeout; the caller stops the target either way.
@@ -26,6 +28,7 @@ import type { ClientDone, ClientSpec } from '../ingest-client.js';
 import { median } from '../harness.js';
 import { IpcChannel, benchScript, diskUsage, forkScript, pollUntil, procCpuSeconds, procRss, sleep } from './proc.js';
 import type { DiskUsage } from './proc.js';
+import type { QuerySetResult } from './query-run.js';
 import type { Target } from './targets.js';
 
 export type Workload = 'ingest-inproc' | 'ingest-telnet' | 'ingest-http-json' | 'ingest-http-msgpack';
@@ -51,6 +54,8 @@ export interface RunOptions {
   readonly stallSeconds: number;
   readonly timeoutSeconds: number;
   readonly log: (msg: string) => void;
+  /** Runs on the settled (and verified) server before it is stopped. */
+  readonly afterSettle?: (t: Target) => Promise<QuerySetResult>;
 }
 
 export interface StorageResult {
@@ -94,6 +99,7 @@ export interface RunResult {
   readonly inproc?: Record<string, unknown>;
   readonly storage?: StorageResult;
   readonly verify?: Record<string, unknown>;
+  readonly queries?: QuerySetResult;
 }
 
 const MiB = 2 ** 20;
@@ -206,6 +212,7 @@ export async function runOnce(target: Target, workload: Workload, o: DevopsOptio
       };
     }
     if (ro.verify && target.verify !== undefined) verify = await target.verify(o);
+    const queries = ro.afterSettle === undefined ? undefined : await ro.afterSettle(target);
     if (storage !== undefined && ro.measureAfterStop) {
       await target.stop();
       const d = diskUsage(target.dataDir);
@@ -237,6 +244,7 @@ export async function runOnce(target: Target, workload: Workload, o: DevopsOptio
       ...(inproc === undefined ? {} : { inproc }),
       ...(storage === undefined ? {} : { storage }),
       ...(verify === undefined ? {} : { verify }),
+      ...(queries === undefined ? {} : { queries }),
     };
   } finally {
     clearInterval(rssTimer);

@@ -43,6 +43,8 @@ export interface Target {
   readonly pid: number;
   /** The directory whose files are the stored data (measured for bytes/point). */
   readonly dataDir: string;
+  /** The loopback port of the query API (Horae /api/query, VictoriaMetrics /api/v1, InfluxDB /query). */
+  readonly queryPort: number;
   endpoint(format: WireFormat): Endpoint | undefined;
   ingested(): Promise<{ points: number; rejected: number }>;
   /** Points counted by the query path. */
@@ -104,6 +106,7 @@ export async function startHorae(opts: HoraeStartOptions = {}): Promise<Target> 
     version: opts.version ?? 'working tree',
     pid: child.pid!,
     dataDir: dir,
+    queryPort: port,
     endpoint(format) {
       if (format === 'telnet') return { proto: 'telnet', host: HOST, port };
       return { proto: 'http', host: HOST, port, path: '/api/put', contentType: format === 'msgpack' ? 'application/x-msgpack' : 'application/json' };
@@ -178,6 +181,7 @@ export async function startVictoria(): Promise<Target> {
     version: packageVersion('victoria-metrics'),
     pid: child.pid!,
     dataDir,
+    queryPort: VM.http,
     endpoint(format) {
       if (format === 'telnet') return { proto: 'telnet', host: HOST, port: VM.telnet };
       if (format === 'json') return { proto: 'http', host: HOST, port: VM.opentsdbHttp, path: '/api/put', contentType: 'application/json' };
@@ -279,6 +283,7 @@ bind-address = "${HOST}:${INFLUX.rpc}"
     version: packageVersion('influxdb'),
     pid: child.pid!,
     dataDir,
+    queryPort: INFLUX.http,
     endpoint(format) {
       if (format === 'telnet') return { proto: 'telnet', host: HOST, port: INFLUX.opentsdb };
       if (format === 'json') return { proto: 'http', host: HOST, port: INFLUX.opentsdb, path: '/api/put', contentType: 'application/json' };
