@@ -149,7 +149,8 @@ async function main(): Promise<void> {
   const header: Record<string, unknown> = {
     ...environment(os.tmpdir()),
     benchmark: 'peers (ingest side by side)',
-    runtime: COMPILED ? 'compiled JS (bench/build.sh)' : 'tsx',
+    runtime: COMPILED ? 'compiled JS (bench/build.sh or bench/snapshot.sh)' : 'tsx',
+    source: process.env['BENCH_SOURCE'] ?? 'working tree',
     code: codeFingerprint(import.meta.url),
     systems,
     workloads,
