@@ -7,6 +7,8 @@
  */
 import { resolve } from 'node:path';
 import { openEmbeddedStore } from '../core/index.js';
+import { NodeFileSystem } from '../core/fs/node-fs.js';
+import { testFileSystem } from '../core/fs/test-fs.js';
 import { parseServeCommand } from './cli/args.js';
 import { processIo, runCli } from './cli/run-cli.js';
 import { startServer } from './server/server.js';
@@ -22,7 +24,9 @@ async function main(): Promise<void> {
   const s = parseServeCommand(argv, process.env);
   for (const w of s.warnings) process.stderr.write(`warning: ${w}\n`);
   const dataDir = resolve(s.dataDir);
-  const store = await openEmbeddedStore({ dir: dataDir });
+  // HORAE_TEST_FS (tests only; core/fs/test-fs.ts) swaps in a fault-injecting file system.
+  const fs = testFileSystem(process.env, dataDir, new NodeFileSystem());
+  const store = await openEmbeddedStore({ dir: dataDir, ...s.store, ...(fs === undefined ? {} : { fs }) });
   const server = await startServer({
     store,
     port: s.port,

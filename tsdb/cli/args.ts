@@ -5,7 +5,7 @@
  * Pure apart from reading the config file, so it is unit-tested directly.
  */
 import { loadConfigFile, ConfigError, parseIntValue } from './config-file.js';
-import type { MutableTsdbConfig } from './config-file.js';
+import type { MutableTsdbConfig, StoreSettings } from './config-file.js';
 
 export const DEFAULT_PORT = 4242;
 export const DEFAULT_BIND = '127.0.0.1';
@@ -74,6 +74,8 @@ export interface ServeSettings {
   /** The config file read, if any. */
   readonly configFile?: string;
   readonly tsdb: MutableTsdbConfig;
+  /** Storage engine settings from the config file (horae.storage.*). */
+  readonly store: StoreSettings;
   /** Ignored config keys etc.; the caller prints them. */
   readonly warnings: readonly string[];
   /** `--help` was given: print SERVE_USAGE and exit 0. */
@@ -103,6 +105,7 @@ export function resolveSettings(opts: ReadonlyMap<string, string>, env: Env, ser
     dataDir: opts.get('--data-dir') ?? nonEmpty(env.HORAE_DATA_DIR) ?? file.dataDir ?? DEFAULT_DATA_DIR,
     ...(configFile === undefined ? {} : { configFile }),
     tsdb: file.tsdb,
+    store: file.store ?? {},
     warnings: file.warnings,
     help: opts.has('--help'),
   };

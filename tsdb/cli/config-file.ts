@@ -23,9 +23,16 @@ export interface ParsedConfigFile {
   bind?: string;
   dataDir?: string;
   tsdb: MutableTsdbConfig;
+  /** Storage engine settings (horae.storage.*); absent when none is set. */
+  store?: StoreSettings;
   /** `file:line: …` for keys that were ignored. */
   warnings: string[];
 }
+
+/** The embedded store's options a config file may set (the engine's defaults otherwise). */
+export type StoreSettings = {
+  -readonly [K in 'memstoreFlushBytes' | 'memstoreTotalBytes' | 'walFileBytes' | 'regionSplitBytes' | 'compactionMinFiles' | 'blockCacheBytes']?: number;
+};
 
 /** A bad config file, command line or environment variable (exit status 2). */
 export class ConfigError extends Error {
@@ -82,6 +89,10 @@ function field<K extends keyof TsdbConfig>(name: K, parse: (raw: string) => Tsdb
   return { apply: (out, raw) => { out.tsdb[name] = parse(raw); }, help: `${name}: ${help}` };
 }
 
+function storeField(name: keyof StoreSettings, lo: number, hi: number, help: string): KeySpec {
+  return { apply: (out, raw) => { (out.store ??= {})[name] = parseIntValue(raw, lo, hi); }, help: `store ${name}: ${help}` };
+}
+
 const PORT: KeySpec = { apply: (out, raw) => { out.port = parseIntValue(raw, 0, 65535); }, help: 'TCP port (HTTP and telnet)' };
 const BIND: KeySpec = { apply: (out, raw) => { out.bind = nonEmpty(raw); }, help: 'address to listen on' };
 const DATA_DIR: KeySpec = {
@@ -118,6 +129,12 @@ const HORAE_FIELDS: Readonly<Record<string, KeySpec>> = {
   'horae.query.allow_delete': field('queryAllowDelete', parseBoolValue, 'let DELETE /api/query remove data'),
   'horae.query.max_series': field('queryMaxSeries', int(1, 1e9), 'series one query may read (413 beyond)'),
   'horae.query.max_points': field('queryMaxPoints', int(1, 1e12), 'points one query may read (413 beyond)'),
+  'horae.storage.memstore_flush_bytes': storeField('memstoreFlushBytes', 4096, 2 ** 31, 'a region memstore is flushed at this size'),
+  'horae.storage.memstore_total_bytes': storeField('memstoreTotalBytes', 4096, 2 ** 40, 'all memstores together; writers wait at twice this'),
+  'horae.storage.wal_file_bytes': storeField('walFileBytes', 4096, 2 ** 31, 'the WAL rolls to a new file past this size'),
+  'horae.storage.region_split_bytes': storeField('regionSplitBytes', 4096, 2 ** 40, 'a region splits past this size'),
+  'horae.storage.compaction_min_files': storeField('compactionMinFiles', 2, 1000, 'files of a region that start a compaction'),
+  'horae.storage.block_cache_bytes': storeField('blockCacheBytes', 0, 2 ** 40, 'block cache capacity'),
 };
 
 const OPENTSDB_FIELDS: Readonly<Record<string, KeySpec>> = {

@@ -1,0 +1,122 @@
+/**
+ * The crash-under-load loop shared by the durability tests (RocksDB's blackbox crash test,
+ * adapted): a child server takes HTTP puts (plain and ?sync) and telnet puts from several
+ * writers while it flushes, compacts and splits (small memstores and regions, see
+ * CRASH_CONFIG); after a random (seeded) moment it is killed with SIGKILL and restarted on
+ * the same data directory, several times in a row. After the last restart the ledger
+ * reads everything back through /api/query.
+ */
+import { join } from 'node:path';
+import { mkdirSync } from 'node:fs';
+import { Ledger } from './dur-ledger.js';
+import type { VerifyReport } from './dur-ledger.js';
+import { httpWriter, newCounters, telnetWriter } from './dur-load.js';
+import type { Target, WriterCounters } from './dur-load.js';
+import { prng, sleep, startChild, storeStats, tempDir } from './dur-child.js';
+import type { Child } from './dur-child.js';
+
+/** Small memstores, files and regions, so a few seconds of load flush, compact and split. */
+export const CRASH_CONFIG: readonly string[] = [
+  'horae.salt.buckets = 2',
+  'horae.storage.memstore_flush_bytes = 16384',
+  'horae.storage.region_split_bytes = 65536',
+  'horae.storage.compaction_min_files = 3',
+  'horae.storage.wal_file_bytes = 131072',
+  'horae.compaction.grace_ms = 0',
+  'horae.compaction.idle_ms = 300',
+  'horae.compaction.interval_ms = 200',
+];
+
+export interface CrashLoopOptions {
+  readonly seed: number;
+  readonly kills: number;
+  /** ms of load before each kill: uniform in [min, max). */
+  readonly minLoadMs: number;
+  readonly maxLoadMs: number;
+  readonly httpWriters: number;
+  readonly telnetWriters: number;
+  readonly maxBatch: number;
+  readonly env?: Readonly<Record<string, string>>;
+  readonly config?: readonly string[];
+}
+
+export interface CrashLoopResult {
+  readonly kills: number;
+  readonly report: VerifyReport;
+  readonly counters: WriterCounters;
+  /** Summed over the server's lives (each life's counters start at 0). */
+  readonly flushes: number;
+  readonly compactions: number;
+  readonly splits: number;
+  readonly finalRegions: number;
+  readonly finalStats: Awaited<ReturnType<typeof storeStats>>;
+  readonly ms: number;
+  readonly finalExitCode: number | null;
+}
+
+export async function runCrashLoop(o: CrashLoopOptions): Promise<CrashLoopResult> {
+  const started = Date.now();
+  const tmp = tempDir('horae-dur-');
+  const dataDir = join(tmp.dir, 'data');
+  mkdirSync(dataDir);
+  const random = prng(o.seed);
+  const ledger = new Ledger();
+  const counters = newCounters();
+  const target: Target = { port: 0 };
+  let stopped = false;
+  const load = { ledger, target, counters, isStopped: () => stopped, maxBatch: o.maxBatch };
+  const writers: Promise<void>[] = [];
+  let w = 0;
+  for (let i = 0; i < o.httpWriters; i++, w++) writers.push(httpWriter(w, { ...load, random: prng(o.seed * 31 + w) }));
+  for (let i = 0; i < o.telnetWriters; i++, w++) writers.push(telnetWriter(w, { ...load, random: prng(o.seed * 31 + w) }));
+  const start = (): Promise<Child> => startChild({ dataDir, config: o.config ?? CRASH_CONFIG, ...(o.env === undefined ? {} : { env: o.env }) });
+  let flushes = 0;
+  let compactions = 0;
+  let splits = 0;
+  try {
+    for (let k = 0; k < o.kills; k++) {
+      const child = await start();
+      target.port = child.port;
+      const until = Date.now() + o.minLoadMs + Math.floor(random() * (o.maxLoadMs - o.minLoadMs));
+      let life = { flushesDone: 0, compactionsDone: 0, splitsDone: 0 };
+      while (Date.now() < until) {
+        await sleep(Math.min(150, Math.max(0, until - Date.now())));
+        if (Date.now() >= until) break;
+        try {
+          life = await storeStats(child.base);
+        } catch {
+          // busy: the next poll will do
+        }
+      }
+      await child.kill9();
+      target.port = 0;
+      flushes += life.flushesDone;
+      compactions += life.compactionsDone;
+      splits += life.splitsDone;
+    }
+    const last = await start();
+    target.port = last.port;
+    await sleep(300);
+    stopped = true;
+    await Promise.all(writers);
+    const report = await ledger.verify(last.base);
+    const finalStats = await storeStats(last.base);
+    const finalExitCode = await last.stop();
+    return {
+      kills: o.kills, report, counters, flushes, compactions, splits, finalRegions: finalStats.regions, finalStats,
+      ms: Date.now() - started, finalExitCode,
+    };
+  } finally {
+    stopped = true;
+    await Promise.all(writers).catch(() => undefined);
+    tmp.remove();
+  }
+}
+
+/** One line of figures for the test output and the report. */
+export function describeResult(label: string, r: CrashLoopResult): string {
+  return `${label}: ${r.kills} SIGKILLs survived in ${(r.ms / 1000).toFixed(1)} s; ${r.report.acked} points acknowledged ` +
+    `(HTTP ${r.counters.httpAcked}, telnet ${r.counters.telnetAcked}), ${r.report.verified} verified, ` +
+    `${r.report.unackedStored} unacknowledged but stored; flushes ${r.flushes}, compactions ${r.compactions}, ` +
+    `splits ${r.splits} (regions at the end ${r.finalRegions}); connection errors ${r.counters.connectionErrors}`;
+}
