@@ -55,6 +55,29 @@ export interface TsdbConfig {
   readonly queryMaxSeries: number;
   /** A query reading more points than this gets 413 (tsd.query.limits.data_points.default). */
   readonly queryMaxPoints: number;
+  /**
+   * Authentication (tsdb/server/auth.ts, docs/SECURITY.md): a file of `token role` lines
+   * (horae.auth.tokens_file) and/or inline entries `token role[, token role…]`
+   * (horae.auth.tokens, env HORAE_AUTH_TOKENS). Both empty: authentication is off.
+   */
+  readonly authTokensFile: string;
+  readonly authTokens: string;
+  /** Largest request head (request line + headers) in bytes; 431 beyond (Node's maxHeaderSize). */
+  readonly httpMaxHeaderBytes: number;
+  /** Longest request URL (path + query) in bytes; 414 beyond. */
+  readonly httpMaxUrlBytes: number;
+  /** A request's head must arrive within this many ms of its first byte (slowloris; Node's headersTimeout). */
+  readonly httpHeadersTimeoutMs: number;
+  /** A whole request (head and body) must arrive within this many ms (Node's requestTimeout). */
+  readonly httpRequestTimeoutMs: number;
+  /** An idle keep-alive HTTP connection is closed after this many ms. */
+  readonly httpKeepAliveTimeoutMs: number;
+  /** A telnet connection without traffic is closed after this many ms; 0 = never. */
+  readonly telnetIdleTimeoutMs: number;
+  /** Longest telnet line in bytes; a longer one gets an error line and the connection is closed. */
+  readonly telnetMaxLineBytes: number;
+  /** Open connections (HTTP and telnet) at most; more are closed on accept. 0 = no limit (tsd.core.connections.limit). */
+  readonly maxConnections: number;
 }
 
 export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
@@ -83,6 +106,16 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   queryAllowDelete: false,
   queryMaxSeries: 200_000,
   queryMaxPoints: 100_000_000,
+  authTokensFile: '',
+  authTokens: '',
+  httpMaxHeaderBytes: 32 * 1024,
+  httpMaxUrlBytes: 16 * 1024,
+  httpHeadersTimeoutMs: 10_000,
+  httpRequestTimeoutMs: 120_000,
+  httpKeepAliveTimeoutMs: 65_000,
+  telnetIdleTimeoutMs: 600_000,
+  telnetMaxLineBytes: 64 * 1024,
+  maxConnections: 4096,
 };
 
 /** Defaults overridden by `overrides`, with every value range-checked. */
@@ -109,6 +142,14 @@ export function resolveTsdbConfig(overrides: Partial<TsdbConfig> = {}): TsdbConf
   int('compactIntervalMs', 10, 1e9);
   int('queryMaxSeries', 1, 1e9);
   int('queryMaxPoints', 1, 1e12);
+  int('httpMaxHeaderBytes', 1024, 1024 * 1024);
+  int('httpMaxUrlBytes', 256, 1024 * 1024);
+  int('httpHeadersTimeoutMs', 100, 1e9);
+  int('httpRequestTimeoutMs', 100, 1e9);
+  int('httpKeepAliveTimeoutMs', 100, 1e9);
+  int('telnetIdleTimeoutMs', 0, 1e9);
+  int('telnetMaxLineBytes', 1024, 64 * 1024 * 1024);
+  int('maxConnections', 0, 1e7);
   if (c.durability !== 'sync' && c.durability !== 'buffered') {
     throw new RangeError(`config durability must be 'sync' or 'buffered', got ${String(c.durability)}`);
   }

@@ -104,7 +104,8 @@ export function resolveSettings(opts: ReadonlyMap<string, string>, env: Env, ser
     bind: opts.get('--bind') ?? (serve ? nonEmpty(env.HORAE_BIND) : undefined) ?? file.bind ?? DEFAULT_BIND,
     dataDir: opts.get('--data-dir') ?? nonEmpty(env.HORAE_DATA_DIR) ?? file.dataDir ?? DEFAULT_DATA_DIR,
     ...(configFile === undefined ? {} : { configFile }),
-    tsdb: file.tsdb,
+    // HORAE_AUTH_TOKENS keeps tokens out of config files and command lines (ps shows those).
+    tsdb: nonEmpty(env.HORAE_AUTH_TOKENS) === undefined ? file.tsdb : { ...file.tsdb, authTokens: env.HORAE_AUTH_TOKENS!.trim() },
     store: file.store ?? {},
     warnings: file.warnings,
     help: opts.has('--help'),
@@ -148,6 +149,9 @@ Options:
   --bind A          address to listen on, alias --host (env HORAE_BIND;
                     config tsd.network.bind; default 127.0.0.1)
 ${COMMON}
+Environment: HORAE_AUTH_TOKENS='token role, ...' turns authentication on (role read or
+write; also horae.auth.tokens_file). See docs/SECURITY.md.
+
 Precedence: command line > environment > config file > defaults.
 \`horae help config\` lists the config keys.
 `;

@@ -129,6 +129,19 @@ const HORAE_FIELDS: Readonly<Record<string, KeySpec>> = {
   'horae.query.allow_delete': field('queryAllowDelete', parseBoolValue, 'let DELETE /api/query remove data'),
   'horae.query.max_series': field('queryMaxSeries', int(1, 1e9), 'series one query may read (413 beyond)'),
   'horae.query.max_points': field('queryMaxPoints', int(1, 1e12), 'points one query may read (413 beyond)'),
+  'horae.auth.tokens_file': {
+    apply: (out, raw, baseDir) => { out.tsdb.authTokensFile = raw.trim() === '' ? '' : resolve(baseDir, raw.trim()); },
+    help: 'authTokensFile: file of `token role` lines (role read|write); auth is off without tokens',
+  },
+  'horae.auth.tokens': field('authTokens', (s) => s.trim(), 'inline `token role, ...` (env HORAE_AUTH_TOKENS)'),
+  'horae.http.max_header_bytes': field('httpMaxHeaderBytes', int(1024, 1024 * 1024), 'largest request line + headers (431 beyond)'),
+  'horae.http.max_url_bytes': field('httpMaxUrlBytes', int(256, 1024 * 1024), 'longest request URL (414 beyond)'),
+  'horae.http.headers_timeout_ms': field('httpHeadersTimeoutMs', int(100, 1e9), 'time to receive a request head (slowloris)'),
+  'horae.http.request_timeout_ms': field('httpRequestTimeoutMs', int(100, 1e9), 'time to receive a whole request (408 beyond)'),
+  'horae.http.keep_alive_timeout_ms': field('httpKeepAliveTimeoutMs', int(100, 1e9), 'idle keep-alive connections closed after'),
+  'horae.telnet.idle_timeout_ms': field('telnetIdleTimeoutMs', int(0, 1e9), 'idle telnet connections closed after (0: never)'),
+  'horae.telnet.max_line_bytes': field('telnetMaxLineBytes', int(1024, 64 * 1024 * 1024), 'longest telnet line (connection closed beyond)'),
+  'horae.network.max_connections': field('maxConnections', int(0, 1e7), 'open connections at most (0: no limit)'),
   'horae.storage.memstore_flush_bytes': storeField('memstoreFlushBytes', 4096, 2 ** 31, 'a region memstore is flushed at this size'),
   'horae.storage.memstore_total_bytes': storeField('memstoreTotalBytes', 4096, 2 ** 40, 'all memstores together; writers wait at twice this'),
   'horae.storage.wal_file_bytes': storeField('walFileBytes', 4096, 2 ** 31, 'the WAL rolls to a new file past this size'),
@@ -157,6 +170,7 @@ const OPENTSDB_FIELDS: Readonly<Record<string, KeySpec>> = {
   'tsd.http.request.cors_headers': HORAE_FIELDS['horae.http.cors_headers']!,
   'tsd.http.query.allow_delete': HORAE_FIELDS['horae.query.allow_delete']!,
   'tsd.query.limits.data_points.default': HORAE_FIELDS['horae.query.max_points']!,
+  'tsd.core.connections.limit': HORAE_FIELDS['horae.network.max_connections']!,
   // Accepted and checked; Horae always keeps the last write of a timestamp.
   'tsd.storage.fix_duplicates': { apply: (_out, raw) => void parseBoolValue(raw), help: 'accepted; Horae always keeps the last write' },
 };

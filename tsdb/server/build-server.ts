@@ -6,10 +6,13 @@
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Tsdb } from '../tsdb.js';
+import { installAuth, loadTokenAuth } from './auth.js';
+import type { Authenticator } from './auth.js';
 import { installBodyParsers } from './body-parsers.js';
 import { installCompression } from './compress.js';
 import { installCors } from './cors.js';
 import { installErrorHandlers } from './http-errors.js';
+import { installUrlLimit } from './limits.js';
 import { createHttpServerForFastify } from './listener.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerAnnotationRoutes } from './routes/annotation.js';
@@ -26,19 +29,26 @@ export interface BuildServerOptions {
   /** Server health for /api/status and telnet `status`. */
   readonly status?: () => string;
   readonly extraStats?: () => Record<string, number>;
+  /** Token authentication (auth.ts); absent: loaded from the config's horae.auth.* keys. */
+  readonly auth?: Authenticator;
 }
 
 export async function buildServer(opts: BuildServerOptions): Promise<FastifyInstance> {
   const { tsdb } = opts;
+  const c = tsdb.config;
   const app = Fastify({
     logger: false,
-    bodyLimit: tsdb.config.maxBodyBytes,
-    keepAliveTimeout: 65_000,
+    bodyLimit: c.maxBodyBytes,
+    keepAliveTimeout: c.httpKeepAliveTimeoutMs,
+    requestTimeout: c.httpRequestTimeoutMs,
     routerOptions: { caseSensitive: false },
-    serverFactory: (handler, options) => createHttpServerForFastify(handler, options as Record<string, unknown>),
+    serverFactory: (handler, options) => createHttpServerForFastify(handler, options as Record<string, unknown>,
+      { maxHeaderBytes: c.httpMaxHeaderBytes, headersTimeoutMs: c.httpHeadersTimeoutMs }),
   });
   installErrorHandlers(app);
-  installCors(app, tsdb.config);
+  installUrlLimit(app, c.httpMaxUrlBytes);
+  installCors(app, c);
+  installAuth(app, opts.auth ?? loadTokenAuth(c));
   installCompression(app);
   installBodyParsers(app);
   registerPutRoutes(app, tsdb);

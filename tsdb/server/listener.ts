@@ -22,9 +22,10 @@
  * connection tracking (headersTimeout/requestTimeout checks, closeIdleConnections()).
  */
 import { createServer as createHttpServer } from 'node:http';
-import type { IncomingMessage, Server as HttpServer, ServerResponse } from 'node:http';
+import type { IncomingMessage, Server as HttpServer, ServerOptions, ServerResponse } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
 import type { Socket } from 'node:net';
+import type { Authenticator } from './auth.js';
 import type { TelnetBackend } from './telnet/telnet-backend.js';
 import { TelnetSession, newTelnetStats, resolveTelnetOptions } from './telnet/telnet-session.js';
 import type { TelnetOptions, TelnetStats } from './telnet/telnet-session.js';
@@ -37,6 +38,12 @@ export interface ListenerOptions {
   readonly http: HttpServer;
   readonly telnet: TelnetBackend;
   readonly telnetOptions?: Partial<TelnetOptions>;
+  /** Telnet sessions must send `auth <token>` first (auth.ts); undefined: no authentication. */
+  readonly auth?: Authenticator;
+  /** Open connections at most; more are closed on accept and counted. 0 or absent: no limit. */
+  readonly maxConnections?: number;
+  /** A connection that sends no byte within this many ms is closed. Absent: 10000. */
+  readonly firstByteTimeoutMs?: number;
   readonly log?: (msg: string) => void;
 }
 
@@ -47,6 +54,10 @@ export interface ListenerStats {
   readonly accepted: { readonly http: number; readonly telnet: number; readonly total: number };
   /** Socket errors (ECONNRESET, EPIPE, ...) seen on any connection. */
   readonly socketErrors: number;
+  /** Connections closed on accept because maxConnections were open. */
+  readonly refused: number;
+  /** Connections closed because they sent nothing within firstByteTimeoutMs. */
+  readonly firstByteTimeouts: number;
   /** Counters of all telnet sessions together (lines, batches, writesBlocked, ...). */
   readonly telnet: Readonly<TelnetStats>;
 }
@@ -73,8 +84,9 @@ export interface Listener {
 export function createHttpServerForFastify(
   handler: (req: IncomingMessage, res: ServerResponse) => void,
   fastifyOptions: Record<string, unknown> = {},
+  limits: HttpServerLimits = {},
 ): HttpServer {
-  const server = createHttpServer(handler);
+  const server = createHttpServer(httpServerOptions(limits, fastifyOptions), handler);
   const num = (k: string): number | undefined => (typeof fastifyOptions[k] === 'number' ? fastifyOptions[k] : undefined);
   const keepAlive = num('keepAliveTimeout');
   if (keepAlive !== undefined) server.keepAliveTimeout = keepAlive;
@@ -85,6 +97,29 @@ export function createHttpServerForFastify(
   const perSocket = num('maxRequestsPerSocket');
   if (perSocket !== undefined && perSocket > 0) server.maxRequestsPerSocket = perSocket;
   return server;
+}
+
+/** Limits Node's HTTP parser and connection checker enforce (config: horae.http.*). */
+export interface HttpServerLimits {
+  /** Request line + headers, bytes; 431 beyond. Node's default is 16 KiB. */
+  readonly maxHeaderBytes?: number;
+  /** The head must be complete this many ms after the request's first byte; 408 and close beyond. */
+  readonly headersTimeoutMs?: number;
+}
+
+function httpServerOptions(limits: HttpServerLimits, fastifyOptions: Record<string, unknown>): ServerOptions {
+  const request = typeof fastifyOptions.requestTimeout === 'number' ? fastifyOptions.requestTimeout : 0;
+  // Node refuses a headersTimeout above a non-zero requestTimeout.
+  const headers = limits.headersTimeoutMs === undefined ? undefined
+    : request > 0 ? Math.min(limits.headersTimeoutMs, request) : limits.headersTimeoutMs;
+  const shortest = Math.min(headers ?? 60_000, request > 0 ? request : 60_000);
+  return {
+    ...(limits.maxHeaderBytes === undefined ? {} : { maxHeaderSize: limits.maxHeaderBytes }),
+    ...(headers === undefined ? {} : { headersTimeout: headers }),
+    // How often Node looks for requests past those deadlines (default 30 s: far too coarse
+    // for a 10 s head deadline).
+    connectionsCheckingInterval: Math.max(25, Math.min(1000, Math.floor(shortest / 4))),
+  };
 }
 
 /** True for 'A'..'Z': what OpenTSDB's DetectHttpOrRpc takes for an HTTP method. */
@@ -106,7 +141,12 @@ export async function listen(opts: ListenerOptions): Promise<Listener> {
   const sessions = new Set<TelnetSession>();
   const accepted = { http: 0, telnet: 0, total: 0 };
   let socketErrors = 0;
+  let refused = 0;
+  let firstByteTimeouts = 0;
   let closing: Promise<void> | undefined;
+  const maxConnections = opts.maxConnections ?? 0;
+  const firstByteTimeoutMs = opts.firstByteTimeoutMs ?? 10_000;
+  const open = (): number => unclassified.size + httpSockets.size + telnetSockets.size;
 
   const server = createNetServer({ allowHalfOpen: true, noDelay: true });
 
@@ -127,7 +167,7 @@ export async function listen(opts: ListenerOptions): Promise<Listener> {
     accepted.telnet++;
     telnetSockets.add(socket);
     socket.once('close', () => telnetSockets.delete(socket));
-    const session = new TelnetSession(socket, opts.telnet, telnetOptions, telnetStats, log);
+    const session = new TelnetSession(socket, opts.telnet, telnetOptions, telnetStats, log, opts.auth);
     sessions.add(session);
     void session.finished.then(() => sessions.delete(session));
     session.feed(chunk);
@@ -139,13 +179,26 @@ export async function listen(opts: ListenerOptions): Promise<Listener> {
       socket.destroy();
       return;
     }
+    if (maxConnections > 0 && open() >= maxConnections) {
+      refused++;
+      if (refused === 1 || refused % 1000 === 0) log?.(`listener: ${maxConnections} connections open (horae.network.max_connections); refused ${refused} so far`);
+      socket.destroy();
+      return;
+    }
     accepted.total++;
     unclassified.add(socket);
+    // A connection that never speaks must not hold a slot forever.
+    socket.setTimeout(firstByteTimeoutMs, () => {
+      if (!unclassified.has(socket)) return;
+      firstByteTimeouts++;
+      socket.destroy();
+    });
     const onEarlyEnd = (): void => { if (unclassified.has(socket)) socket.destroy(); };
     socket.once('end', onEarlyEnd);
     socket.once('close', () => unclassified.delete(socket));
     socket.once('data', (chunk: Buffer) => {
       socket.removeListener('end', onEarlyEnd);
+      socket.setTimeout(0);
       try {
         classify(socket, chunk);
       } catch (e) {
@@ -208,6 +261,8 @@ export async function listen(opts: ListenerOptions): Promise<Listener> {
         open: { http: httpSockets.size, telnet: telnetSockets.size, unclassified: unclassified.size },
         accepted: { ...accepted },
         socketErrors,
+        refused,
+        firstByteTimeouts,
         telnet: { ...telnetStats },
       };
     },

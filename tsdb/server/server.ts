@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../core/api/store.js';
 import type { TsdbConfig } from '../config.js';
 import { Tsdb } from '../tsdb.js';
+import { loadTokenAuth } from './auth.js';
 import { buildServer } from './build-server.js';
 import { listen } from './listener.js';
 import type { Listener } from './listener.js';
@@ -44,9 +45,11 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     ...(opts.now === undefined ? {} : { now: opts.now }),
   });
   let listener: Listener | undefined;
+  const auth = loadTokenAuth(tsdb.config, opts.log);
   const app = await buildServer({
     tsdb,
     status,
+    ...(auth === undefined ? {} : { auth }),
     extraStats: (): Record<string, number> => {
       const s = listener?.stats();
       if (s === undefined) return {};
@@ -55,6 +58,10 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
         'tsd.connectionmgr.connections.http': s.open.http,
         'tsd.rpc.writes_blocked': s.telnet.writesBlocked,
         'tsd.connectionmgr.exceptions': s.socketErrors,
+        'horae.connections.refused': s.refused,
+        'horae.connections.first_byte_timeouts': s.firstByteTimeouts,
+        'horae.telnet.idle_timeouts': s.telnet.idleTimeouts,
+        'horae.telnet.lines_too_long': s.telnet.linesTooLong,
         'horae.telnet.batches': s.telnet.batches,
         'horae.telnet.pauses': s.telnet.pauses,
       };
@@ -65,7 +72,14 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     port: opts.port,
     http: app.server,
     telnet: tsdbTelnetBackend(tsdb, status),
-    ...(opts.telnet === undefined ? {} : { telnetOptions: opts.telnet }),
+    telnetOptions: {
+      idleTimeoutMs: tsdb.config.telnetIdleTimeoutMs,
+      maxLineBytes: tsdb.config.telnetMaxLineBytes,
+      ...opts.telnet,
+    },
+    ...(auth === undefined ? {} : { auth }),
+    maxConnections: tsdb.config.maxConnections,
+    firstByteTimeoutMs: tsdb.config.httpHeadersTimeoutMs,
     ...(opts.log === undefined ? {} : { log: opts.log }),
   });
   state = 'ok';

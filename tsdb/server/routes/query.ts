@@ -22,6 +22,7 @@ import type { TsQuery } from '../../query/query-spec.js';
 import { FILTER_TYPES } from '../../query/filter-types.js';
 import type { Tsdb } from '../../tsdb.js';
 import { MSGPACK_TYPE, RawJson } from '../body-parsers.js';
+import { ensureWriteRole } from '../auth.js';
 import { sendError } from '../http-errors.js';
 
 export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
@@ -41,6 +42,7 @@ export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       throw err;
     }
     if (req.method === 'DELETE') q = { ...q, delete: true };
+    if (q.delete && !ensureWriteRole(req, reply)) return reply;
     if (q.delete && !tsdb.config.queryAllowDelete) {
       return sendError(reply, 400, 'Deleting data is not enabled (tsd.http.query.allow_delete)');
     }

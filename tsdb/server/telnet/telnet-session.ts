@@ -16,6 +16,7 @@
  * in `writesBlocked` (as OpenTSDB does) — tcollector and collectd never read replies.
  */
 import type { Socket } from 'node:net';
+import type { Authenticator, Role } from '../auth.js';
 import { LineSplitter, countWords, splitWords } from './line-splitter.js';
 import type { TelnetBackend } from './telnet-backend.js';
 
@@ -109,11 +110,17 @@ export class TelnetSession {
   private stopping = false;
   private closed = false;
   private lingerTimer: NodeJS.Timeout | undefined;
+  private readonly auth: Authenticator | undefined;
+  /** What this connection may do: everything without authentication, nothing until `auth`. */
+  private role: Role | undefined;
   private resolveFinished!: () => void;
   /** Resolves once the socket is closed and no batch of this session is waiting or running. */
   readonly finished: Promise<void>;
 
-  constructor(socket: Socket, backend: TelnetBackend, opts: TelnetOptions, stats: TelnetStats, log?: (msg: string) => void) {
+  constructor(socket: Socket, backend: TelnetBackend, opts: TelnetOptions, stats: TelnetStats, log?: (msg: string) => void,
+    auth?: Authenticator) {
+    this.auth = auth;
+    this.role = auth === undefined ? 'write' : undefined;
     this.socket = socket;
     this.backend = backend;
     this.opts = opts;
@@ -173,6 +180,7 @@ export class TelnetSession {
 
   private onLine(line: string | Buffer): void {
     this.stats.lines++;
+    if (this.role !== 'write' && !this.mayRun(line)) return;
     if (typeof line !== 'string') {
       // OpenTSDB counts the words after "put": `put` alone says "got 0" (its docs say 1).
       const words = countWords(line, 5);
@@ -199,11 +207,47 @@ export class TelnetSession {
       return;
     }
     this.stats.commands++;
+    if (cmd === 'auth') return this.authenticate(words);
     try {
       this.command(cmd);
     } catch (e) {
       this.reply([`${cmd}: error: ${(e as Error).message}`]);
     }
+  }
+
+  /**
+   * Authentication (auth.ts, docs/SECURITY.md): before `auth <token>` only auth, help,
+   * version and exit run; a read token may not put or dropcaches. A refused line gets one
+   * error line and the connection stays open; an unknown token closes it.
+   */
+  private mayRun(line: string | Buffer): boolean {
+    const words = typeof line === 'string' ? splitWords(line) : ['put'];
+    const cmd = words[0];
+    if (cmd === undefined || cmd === 'help' || cmd === 'version' || cmd === 'exit') return true;
+    if (cmd === 'auth') {
+      this.stats.commands++;
+      this.authenticate(words);
+      return false;
+    }
+    const needsWrite = cmd === 'put' || cmd === 'dropcaches';
+    if (this.role === 'read' && !needsWrite) return true;
+    if (cmd === 'put') this.stats.putErrors++;
+    this.reply([this.role === undefined
+      ? `${cmd}: authentication required: send 'auth <token>' first`
+      : `${cmd}: permission denied: read-only token`]);
+    return false;
+  }
+
+  private authenticate(words: readonly string[]): void {
+    if (this.auth === undefined) return this.reply(['auth: ok (authentication is off)']);
+    if (words.length !== 2) return this.reply(['auth: usage: auth <token>']);
+    const role = this.auth.authenticate(words[1]!);
+    if (role === undefined) {
+      this.log?.(`telnet: invalid token from ${this.socket.remoteAddress ?? '?'}; closing`);
+      return this.stop(['auth: invalid token; closing the connection']);
+    }
+    this.role = role;
+    this.reply([`auth: ok (${role})`]);
   }
 
   private command(cmd: string): void {

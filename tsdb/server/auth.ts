@@ -1,0 +1,185 @@
+/**
+ * Optional bearer-token authentication for HTTP and telnet (docs/SECURITY.md).
+ *
+ * Tokens come from a file (horae.auth.tokens_file: one `token role` per line, `#`
+ * comments) and/or inline entries (horae.auth.tokens or the environment variable
+ * HORAE_AUTH_TOKENS: `token role` entries separated by commas or newlines). No token at
+ * all: authentication is off and every client has the write role, as in OpenTSDB.
+ * Roles: `read` (queries, lookups, stats) and `write` (also /api/put, annotations, UID
+ * assign/rename, dropcaches, deletes, telnet `put`). A token is at least 16 characters
+ * without blanks or commas; a bad entry stops the server from starting, naming the line.
+ *
+ * HTTP: `Authorization: Bearer <token>`, or Basic with the token as the password (any
+ * user name), for Grafana and collectors that only speak Basic. Missing or unknown token:
+ * 401 with WWW-Authenticate; a read token on a write endpoint: 403. Checked in onRequest,
+ * before any body byte is parsed. Open without a token: /api/version, /api/status (health
+ * checks), CORS preflights (OPTIONS carries no credentials) and the UI's static files
+ * (`/`, `/operator`, `/ui/*`: they hold no data; the API calls they make need a token).
+ *
+ * Tokens are compared as SHA-256 digests with timingSafeEqual against every entry, so the
+ * time taken does not depend on how much of a token matched or which entry it is.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFileSync, statSync } from 'node:fs';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { TsdbConfig } from '../config.js';
+import { sendError } from './http-errors.js';
+
+export type Role = 'read' | 'write';
+
+/** What telnet sessions and the HTTP hook ask. */
+export interface Authenticator {
+  /** The role of `token`, or undefined for an unknown token. Constant time in the token. */
+  authenticate(token: string): Role | undefined;
+}
+
+/** A bad tokens file or entry; the message names the source and line. */
+export class AuthConfigError extends Error {
+  override readonly name = 'AuthConfigError';
+}
+
+export const MIN_TOKEN_LENGTH = 16;
+
+interface Entry { readonly digest: Buffer; readonly role: Role }
+
+const digestOf = (token: string): Buffer => createHash('sha256').update(token, 'utf8').digest();
+
+export class TokenAuth implements Authenticator {
+  private readonly entries: readonly Entry[];
+
+  private constructor(entries: readonly Entry[]) {
+    this.entries = entries;
+  }
+
+  /** Parses `token role` entries from each source; throws AuthConfigError naming source:line. */
+  static fromSources(sources: ReadonlyArray<{ readonly name: string; readonly text: string; readonly separator: RegExp }>): TokenAuth {
+    const roles = new Map<string, Role>();
+    for (const src of sources) {
+      const parts = src.text.split(src.separator);
+      parts.forEach((raw, i) => {
+        const line = raw.trim();
+        if (line === '' || line.startsWith('#')) return;
+        const where = `${src.name}:${i + 1}`;
+        const words = line.split(/\s+/);
+        if (words.length !== 2) throw new AuthConfigError(`${where}: expected 'token role', got ${words.length} words`);
+        const [token, role] = words as [string, string];
+        if (role !== 'read' && role !== 'write') throw new AuthConfigError(`${where}: role must be read or write, got '${role}'`);
+        if (token.length < MIN_TOKEN_LENGTH) throw new AuthConfigError(`${where}: token shorter than ${MIN_TOKEN_LENGTH} characters`);
+        if (token.includes(',')) throw new AuthConfigError(`${where}: a token cannot contain a comma`);
+        const before = roles.get(token);
+        if (before !== undefined && before !== role) throw new AuthConfigError(`${where}: token listed as both ${before} and ${role}`);
+        roles.set(token, role);
+      });
+    }
+    return new TokenAuth([...roles].map(([t, role]) => ({ digest: digestOf(t), role })));
+  }
+
+  get size(): number {
+    return this.entries.length;
+  }
+
+  authenticate(token: string): Role | undefined {
+    const d = digestOf(token);
+    let found: Role | undefined;
+    for (const e of this.entries) if (timingSafeEqual(d, e.digest)) found = e.role;
+    return found;
+  }
+}
+
+/**
+ * The authenticator the config asks for, or undefined when authentication is off.
+ * `warn` hears about a tokens file other users can read.
+ */
+export function loadTokenAuth(config: Pick<TsdbConfig, 'authTokensFile' | 'authTokens'>,
+  warn?: (msg: string) => void): TokenAuth | undefined {
+  const sources: Array<{ name: string; text: string; separator: RegExp }> = [];
+  if (config.authTokensFile !== '') {
+    let text: string;
+    try {
+      text = readFileSync(config.authTokensFile, 'utf8');
+      if ((statSync(config.authTokensFile).mode & 0o004) !== 0) warn?.(`auth: ${config.authTokensFile} is readable by every user (chmod 600 it)`);
+    } catch (err) {
+      throw new AuthConfigError(`cannot read tokens file ${config.authTokensFile}: ${(err as Error).message}`);
+    }
+    sources.push({ name: config.authTokensFile, text, separator: /\r?\n/ });
+  }
+  if (config.authTokens !== '') sources.push({ name: 'horae.auth.tokens (HORAE_AUTH_TOKENS) entry', text: config.authTokens, separator: /[,\n]/ });
+  if (sources.length === 0) return undefined;
+  const auth = TokenAuth.fromSources(sources);
+  if (auth.size === 0) throw new AuthConfigError('authentication is configured but no token was given');
+  return auth;
+}
+
+/** The token of an Authorization header: `Bearer <token>` or `Basic base64(user:token)`. */
+export function tokenOfAuthorization(header: string | undefined): string | undefined {
+  if (header === undefined) return undefined;
+  const m = /^\s*(bearer|basic)\s+(\S+)\s*$/i.exec(header);
+  if (m === null) return undefined;
+  if (m[1]!.toLowerCase() === 'bearer') return m[2];
+  const decoded = Buffer.from(m[2]!, 'base64').toString('utf8');
+  const colon = decoded.indexOf(':');
+  return colon < 0 ? undefined : decoded.slice(colon + 1);
+}
+
+/** Routes (as registered, lower-cased) that change data or state: the write role. */
+const WRITE_ROUTES = new Set(['put', 'uid/assign', 'uid/rename', 'dropcaches'].flatMap((p) => [`/api/${p}`, `/api/v1/${p}`]));
+const ANNOTATION_ROUTE = /^\/api(\/v1)?\/annotations?(\/bulk)?$/;
+/** The UI's static files (routes/ui.ts): pages and bundles, no data. */
+const UI_ROUTES = new Set(['/', '/operator', '/ui/*']);
+/** Routes open without a token. */
+const OPEN_ROUTES = new Set(['version', 'status'].flatMap((p) => [`/api/${p}`, `/api/v1/${p}`]));
+
+/** What a request needs: 'open', or the role. `route` is the matched route's URL (undefined: 404). */
+export function requiredRole(method: string, route: string | undefined): 'open' | Role {
+  if (method === 'OPTIONS') return 'open';
+  if (route === undefined) return 'read';
+  const r = route.toLowerCase();
+  if (OPEN_ROUTES.has(r) || UI_ROUTES.has(r)) return 'open';
+  if (method === 'DELETE' || WRITE_ROUTES.has(r)) return 'write';
+  if (ANNOTATION_ROUTE.test(r) && method !== 'GET' && method !== 'HEAD') return 'write';
+  return 'read';
+}
+
+/** The role of each request that passed the check (none: authentication is off, or an open route). */
+const roles = new WeakMap<IncomingMessage, Role>();
+
+const CHALLENGE = ['Bearer realm="horae"', 'Basic realm="horae", charset="UTF-8"'];
+
+function unauthorized(reply: FastifyReply, message: string): FastifyReply {
+  reply.header('www-authenticate', CHALLENGE);
+  return sendError(reply, 401, message);
+}
+
+function forbidden(reply: FastifyReply): FastifyReply {
+  return sendError(reply, 403, 'Permission denied: this token is read-only; the request needs a write token');
+}
+
+/** Installs the onRequest check on `app` (a no-op when `auth` is undefined). */
+export function installAuth(app: FastifyInstance, auth: Authenticator | undefined): void {
+  if (auth === undefined) return;
+  app.addHook('onRequest', async (req, reply) => {
+    const needs = requiredRole(req.method, req.routeOptions.url);
+    if (needs === 'open') return undefined;
+    const header = req.headers.authorization;
+    if (header === undefined) return unauthorized(reply, 'Authentication required: send Authorization: Bearer <token>');
+    const token = tokenOfAuthorization(header);
+    const role = token === undefined ? undefined : auth.authenticate(token);
+    if (role === undefined) return unauthorized(reply, 'Invalid credentials: unknown token or malformed Authorization header');
+    roles.set(req.raw, role);
+    if (needs === 'write' && role !== 'write') return forbidden(reply);
+    return undefined;
+  });
+}
+
+/**
+ * For handlers that learn from the body that a request writes (a query with
+ * `"delete": true`): true when it may go on; otherwise 403 has been sent. Only routes that
+ * are not open may call it (with authentication on, their requests always carry a role).
+ */
+export function ensureWriteRole(req: FastifyRequest, reply: FastifyReply): boolean {
+  const role = roles.get(req.raw);
+  if (role === undefined || role === 'write') return true;
+  void forbidden(reply);
+  return false;
+}
