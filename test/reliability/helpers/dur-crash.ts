@@ -36,6 +36,8 @@ export interface CrashLoopOptions {
   readonly httpWriters: number;
   readonly telnetWriters: number;
   readonly maxBatch: number;
+  /** Share of HTTP batches sent with ?sync. Default 0.5. */
+  readonly syncFraction?: number;
   readonly env?: Readonly<Record<string, string>>;
   readonly config?: readonly string[];
 }
@@ -64,7 +66,7 @@ export async function runCrashLoop(o: CrashLoopOptions): Promise<CrashLoopResult
   const counters = newCounters();
   const target: Target = { port: 0 };
   let stopped = false;
-  const load = { ledger, target, counters, isStopped: () => stopped, maxBatch: o.maxBatch };
+  const load = { ledger, target, counters, isStopped: () => stopped, maxBatch: o.maxBatch, syncFraction: o.syncFraction ?? 0.5 };
   const writers: Promise<void>[] = [];
   let w = 0;
   for (let i = 0; i < o.httpWriters; i++, w++) writers.push(httpWriter(w, { ...load, random: prng(o.seed * 31 + w) }));

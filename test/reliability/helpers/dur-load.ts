@@ -44,6 +44,8 @@ export interface LoadOptions {
   readonly isStopped: () => boolean;
   /** Points per batch, at most. */
   readonly maxBatch: number;
+  /** Share of HTTP batches sent with ?sync. Default 0.5. */
+  readonly syncFraction?: number;
 }
 
 function putBody(w: number, from: number, count: number): string {
@@ -60,7 +62,7 @@ export async function httpWriter(w: number, o: LoadOptions): Promise<void> {
       continue;
     }
     const count = 1 + Math.floor(o.random() * o.maxBatch);
-    const sync = o.random() < 0.5;
+    const sync = o.random() < (o.syncFraction ?? 0.5);
     const from = o.ledger.take(w, count);
     o.counters.httpBatches++;
     try {
