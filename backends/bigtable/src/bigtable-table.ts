@@ -1,0 +1,102 @@
+/**
+ * A Store Table on one Bigtable table: reads in table-read.ts, writes in table-write.ts,
+ * increment/checkAndPut in table-atomic.ts; regions here.
+ */
+import { compareBytes, toHex } from '../../../core/api/bytes.js';
+import type {
+  CellRef, GetOptions, Mutation, RegionInfo, Row, RowMutation, ScanSpec, Table, TableSpec, WriteOptions,
+} from '../../../core/api/store.js';
+import { normalizeScanSpec, validatedScan } from '../../../core/api/validate.js';
+import { checkOpen } from './context.js';
+import type { StoreContext, TableState } from './context.js';
+import { checkAndPut, increment } from './table-atomic.js';
+import { getRows, guarded, scanRows } from './table-read.js';
+import { mutateRows } from './table-write.js';
+
+export class BigtableTable implements Table {
+  readonly name: string;
+  readonly spec: TableSpec;
+
+  constructor(private readonly ctx: StoreContext, private readonly state: TableState) {
+    this.name = state.spec.name;
+    this.spec = state.spec;
+  }
+
+  get(keys: readonly Uint8Array[], opts?: GetOptions): Promise<(Row | undefined)[]> {
+    return getRows(this.ctx, this.state, keys, opts);
+  }
+
+  mutate(rows: readonly RowMutation[], opts?: WriteOptions): Promise<void> {
+    return mutateRows(this.ctx, this.state, rows, opts);
+  }
+
+  scan(spec?: ScanSpec): AsyncIterable<readonly Row[]> {
+    return validatedScan(() => {
+      checkOpen(this.ctx);
+      return normalizeScanSpec(this.spec, spec, this.ctx.caps);
+    }, (s) => scanRows(this.ctx, this.state, s));
+  }
+
+  increment(key: Uint8Array, cell: CellRef, delta: bigint, opts?: WriteOptions): Promise<bigint> {
+    return increment(this.ctx, this.state, key, cell, delta, opts);
+  }
+
+  checkAndPut(key: Uint8Array, check: CellRef, expected: Uint8Array | undefined, mutations: readonly Mutation[], opts?: WriteOptions): Promise<boolean> {
+    return checkAndPut(this.ctx, this.state, key, check, expected, mutations, opts);
+  }
+
+  /**
+   * The table's split points united with the tablet boundaries SampleRowKeys reports;
+   * sizes from the samples' offsets (at least the bytes this process wrote), counters
+   * from this process (region-stats.ts) on the first region of each split range.
+   */
+  async regions(): Promise<RegionInfo[]> {
+    checkOpen(this.ctx);
+    const samples = await guarded(this.ctx, `regions of table ${this.name}`, () => this.ctx.conn.sampleRowKeys(this.state.tableName));
+    const splits = this.state.counters.splits;
+    const bounds = [...splits, ...samples.map((s) => s.key).filter((k) => k.length > 0)].sort(compareBytes)
+      .filter((k, i, all) => i === 0 || compareBytes(all[i - 1]!, k) !== 0);
+    const starts = [new Uint8Array(0), ...bounds];
+    // offsetOf(k): approximate bytes of the rows before k; the empty end key is the total.
+    const total = samples.length === 0 ? 0 : samples[samples.length - 1]!.offsetBytes;
+    const offsetOf = (k: Uint8Array): number => {
+      if (k.length === 0) return total;
+      let off = 0;
+      for (const s of samples) if (s.key.length > 0 && compareBytes(s.key, k) <= 0) off = s.offsetBytes;
+      return off;
+    };
+    const out: RegionInfo[] = starts.map((start, i) => {
+      const end = starts[i + 1] ?? new Uint8Array(0);
+      const splitIndex = this.state.counters.indexOf(start);
+      const firstOfSplit = i === 0 || (splitIndex > 0 && compareBytes(splits[splitIndex - 1]!, start) === 0);
+      const c = firstOfSplit ? this.state.counters.regions[splitIndex]! : undefined;
+      const sampled = i === 0 ? offsetOf(end) : Math.max(0, offsetOf(end) - offsetOf(start));
+      return {
+        id: `${this.state.tableId}/${toHex(start)}`,
+        start,
+        end,
+        stats: {
+          sizeBytes: Math.max(sampled, c?.bytesWritten ?? 0),
+          memstoreBytes: 0,
+          files: 0,
+          cellsWritten: c?.cellsWritten ?? 0,
+          rowsRead: c?.rowsRead ?? 0,
+          readRequests: c?.readRequests ?? 0,
+          writeRequests: c?.writeRequests ?? 0,
+        },
+      };
+    });
+    this.state.lastRegionCount = out.length;
+    return out;
+  }
+
+  /** Bigtable persists every acknowledged write: nothing to flush. */
+  async flush(): Promise<void> {
+    checkOpen(this.ctx);
+  }
+
+  /** Bigtable compacts (and garbage-collects) on its own schedule. */
+  async compact(_opts?: { readonly major?: boolean }): Promise<void> {
+    checkOpen(this.ctx);
+  }
+}

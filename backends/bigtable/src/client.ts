@@ -1,0 +1,191 @@
+/**
+ * The connection to Bigtable: the raw GAPIC data and table-admin clients of
+ * `@google-cloud/bigtable` 6.x (the high-level API turns binary qualifiers into UTF-8, see
+ * /work/shared/reference/distributed.md §3d), with the library's own retries switched off
+ * on every call (errors surface at once; retry.ts decides) and a deadline on each.
+ *
+ * The emulator is reached through BIGTABLE_EMULATOR_HOST (or `endpoint`), over an
+ * insecure channel; otherwise credentials come the way the client library reads them
+ * (GOOGLE_APPLICATION_CREDENTIALS, gcloud's application-default credentials, the metadata
+ * server).
+ */
+import { Bigtable, v2 } from '@google-cloud/bigtable';
+import type { protos } from '@google-cloud/bigtable';
+
+export type IReadRowsRequest = protos.google.bigtable.v2.IReadRowsRequest;
+export type IReadRowsResponse = protos.google.bigtable.v2.IReadRowsResponse;
+export type IMutateRowsRequest = protos.google.bigtable.v2.IMutateRowsRequest;
+export type IMutateRowsResponse = protos.google.bigtable.v2.IMutateRowsResponse;
+export type IMutation = protos.google.bigtable.v2.IMutation;
+export type IRowFilter = protos.google.bigtable.v2.IRowFilter;
+export type ICheckAndMutateRowRequest = protos.google.bigtable.v2.ICheckAndMutateRowRequest;
+export type IReadModifyWriteRowRequest = protos.google.bigtable.v2.IReadModifyWriteRowRequest;
+export type IRow = protos.google.bigtable.v2.IRow;
+export type ITable = protos.google.bigtable.admin.v2.ITable;
+export type IGcRule = protos.google.bigtable.admin.v2.IGcRule;
+
+export interface ConnectionOptions {
+  readonly projectId: string;
+  readonly instanceId: string;
+  /** App profile for data calls (routing, isolation); default the instance's default. */
+  readonly appProfileId?: string | undefined;
+  /** host:port of an emulator; default BIGTABLE_EMULATOR_HOST, else the real service. */
+  readonly endpoint?: string | undefined;
+  /** Deadline of each call in ms (default 60 s). */
+  readonly callTimeoutMs?: number | undefined;
+}
+
+/** Stream-call options: gax's legacy retry-request path disabled (it retried anything). */
+function noStreamRetry(timeout: number): Record<string, unknown> {
+  return { timeout, retryRequestOptions: { currentRetryAttempt: 0, noResponseRetries: 0, shouldRetryFn: () => false } };
+}
+
+/** Unary-call options: no retry. */
+function noRetry(timeout: number): Record<string, unknown> {
+  return { timeout, retry: null };
+}
+
+/** A stream the caller can cancel (gax's CancellableStream). */
+interface CancellableStream extends NodeJS.ReadableStream {
+  cancel(): void;
+}
+
+export class Connection {
+  readonly instanceName: string;
+  readonly appProfileId: string | undefined;
+  readonly emulator: boolean;
+  private readonly data: InstanceType<typeof v2.BigtableClient>;
+  private readonly admin: InstanceType<typeof v2.BigtableTableAdminClient>;
+  private readonly timeoutMs: number;
+
+  constructor(o: ConnectionOptions) {
+    const endpoint = o.endpoint ?? nonEmpty(process.env.BIGTABLE_EMULATOR_HOST);
+    // The Bigtable object only computes the per-client options (endpoint, TLS or not,
+    // channel pool); every call goes through the raw clients made from them.
+    const bt = new Bigtable({
+      projectId: o.projectId,
+      metricsEnabled: false,
+      ...(endpoint === undefined ? {} : { apiEndpoint: endpoint }),
+    });
+    this.data = new v2.BigtableClient(bt.options.BigtableClient);
+    this.admin = new v2.BigtableTableAdminClient(bt.options.BigtableTableAdminClient);
+    this.instanceName = `projects/${o.projectId}/instances/${o.instanceId}`;
+    this.appProfileId = o.appProfileId;
+    this.emulator = endpoint !== undefined;
+    this.timeoutMs = o.callTimeoutMs ?? 60_000;
+  }
+
+  tablePath(tableId: string): string {
+    return `${this.instanceName}/tables/${tableId}`;
+  }
+
+  private withProfile<T extends object>(req: T): T {
+    return this.appProfileId === undefined ? req : { ...req, appProfileId: this.appProfileId };
+  }
+
+  /**
+   * One ReadRows call, collected: every response message in order. `onResponse` sees each
+   * message as it arrives (the row merger runs there); `signal` cancels the stream.
+   */
+  readRows(req: IReadRowsRequest, onResponse: (r: IReadRowsResponse) => void, signal?: AbortSignal): Promise<void> {
+    const stream = this.data.readRows(this.withProfile(req), noStreamRetry(this.timeoutMs)) as unknown as CancellableStream;
+    return drain(stream, onResponse as (v: unknown) => void, signal);
+  }
+
+  /** One MutateRows call; `onResponse` gets each batch of per-entry statuses. */
+  mutateRows(req: IMutateRowsRequest, onResponse: (r: IMutateRowsResponse) => void): Promise<void> {
+    const stream = this.data.mutateRows(this.withProfile(req), noStreamRetry(this.timeoutMs)) as unknown as CancellableStream;
+    return drain(stream, onResponse as (v: unknown) => void, undefined);
+  }
+
+  /** SampleRowKeys: (key, cumulative offset bytes) pairs in key order, the last key empty. */
+  async sampleRowKeys(tableName: string): Promise<{ key: Uint8Array; offsetBytes: number }[]> {
+    const out: { key: Uint8Array; offsetBytes: number }[] = [];
+    const stream = this.data.sampleRowKeys(this.withProfile({ tableName }), noStreamRetry(this.timeoutMs)) as unknown as CancellableStream;
+    await drain(stream, (v) => {
+      const r = v as protos.google.bigtable.v2.ISampleRowKeysResponse;
+      out.push({ key: asBytes(r.rowKey), offsetBytes: Number(r.offsetBytes ?? 0) });
+    }, undefined);
+    return out;
+  }
+
+  async checkAndMutateRow(req: ICheckAndMutateRowRequest): Promise<boolean> {
+    const [resp] = await this.data.checkAndMutateRow(this.withProfile(req), noRetry(this.timeoutMs));
+    return resp.predicateMatched === true;
+  }
+
+  async readModifyWriteRow(req: IReadModifyWriteRowRequest): Promise<IRow> {
+    const [resp] = await this.data.readModifyWriteRow(this.withProfile(req), noRetry(this.timeoutMs));
+    return resp.row ?? {};
+  }
+
+  async createTable(tableId: string, table: ITable, splits: readonly Uint8Array[]): Promise<void> {
+    await this.admin.createTable({
+      parent: this.instanceName, tableId, table, initialSplits: splits.map((key) => ({ key: Buffer.from(key) })),
+    }, noRetry(this.timeoutMs));
+  }
+
+  /** The table with its column families (FULL view would add replication state). */
+  async getTable(tableId: string): Promise<ITable> {
+    const [t] = await this.admin.getTable({ name: this.tablePath(tableId), view: 'SCHEMA_VIEW' }, noRetry(this.timeoutMs));
+    return t;
+  }
+
+  async deleteTable(tableId: string): Promise<void> {
+    await this.admin.deleteTable({ name: this.tablePath(tableId) }, noRetry(this.timeoutMs));
+  }
+
+  /** Table ids of the instance. */
+  async listTableIds(): Promise<string[]> {
+    const [tables] = await this.admin.listTables({ parent: this.instanceName, view: 'NAME_ONLY' }, { timeout: this.timeoutMs, autoPaginate: true });
+    return tables.map((t) => (t.name ?? '').slice(this.instanceName.length + '/tables/'.length));
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([this.data.close(), this.admin.close()]);
+  }
+}
+
+/** Feeds every message of `stream` to `onData`; resolves at its end, rejects on error or abort. */
+function drain(stream: CancellableStream, onData: (v: unknown) => void, signal: AbortSignal | undefined): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let done = false;
+    const finish = (err?: unknown): void => {
+      if (done) return;
+      done = true;
+      signal?.removeEventListener('abort', onAbort);
+      if (err === undefined) resolve();
+      else reject(err);
+    };
+    const onAbort = (): void => {
+      stream.cancel();
+      finish(Object.assign(new Error('operation aborted'), { code: 1 }));
+    };
+    if (signal?.aborted) {
+      onAbort();
+      return;
+    }
+    signal?.addEventListener('abort', onAbort, { once: true });
+    stream.on('data', (v: unknown) => {
+      if (done) return;
+      try {
+        onData(v);
+      } catch (err) {
+        stream.cancel();
+        finish(err);
+      }
+    });
+    stream.on('error', (err: unknown) => finish(err));
+    stream.on('end', () => finish());
+  });
+}
+
+/** Protobuf bytes fields arrive as Buffer (or base64 strings with some loaders). */
+export function asBytes(v: Uint8Array | string | null | undefined): Uint8Array {
+  if (v === null || v === undefined) return new Uint8Array(0);
+  return typeof v === 'string' ? Buffer.from(v, 'base64') : v;
+}
+
+function nonEmpty(s: string | undefined): string | undefined {
+  return s === undefined || s.trim() === '' ? undefined : s.trim();
+}
