@@ -80,7 +80,9 @@ export function downsample(p: Points, ds: DownsampleSpec, fn: Aggregator, w: Dow
   const fillValue = ds.fill === 'zero' ? 0 : NaN;
   const step = grid === undefined ? iv : grid.minStepMs;
   // minStepMs bounds every step from below (slack for date-line jumps such as Samoa 2011).
-  const out = allocPoints(filling ? Math.max(1, Math.ceil((expectEnd - expect) / step) + (grid === undefined ? 1 : 8)) : Math.max(n - i, 1));
+  // Without fill: at most one point per input point and per bucket the data spans.
+  const spanned = i < n ? Math.ceil((ts[n - 1]! - ts[i]!) / step) + (grid === undefined ? 1 : 8) : 1;
+  const out = allocPoints(filling ? Math.max(1, Math.ceil((expectEnd - expect) / step) + (grid === undefined ? 1 : 8)) : Math.max(1, Math.min(n - i, spanned)));
   let k = 0;
   let have = false; // the data bucket [bStart, bEnd) of points [i, j) is known
   let bStart = 0;

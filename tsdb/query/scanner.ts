@@ -136,7 +136,7 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
 /** Appends the block's points inside [startMs, endMs]; returns how many. */
 function appendRow(s: ScannedSeries, b: PointBlock, baseMs: number, startMs: number, endMs: number): number {
   const need = s.count + b.count;
-  if (need > s.ts.length) grow(s, Math.max(need, s.ts.length * 2));
+  if (need > s.ts.length) grow(s, capacityFor(need, baseMs, startMs, endMs, s.ts.length));
   if (b.bigInts !== undefined && s.exact === undefined) s.exact = new BigInt64Array(s.ts.length);
   let n = 0;
   for (let i = 0; i < b.count; i++) {
@@ -150,6 +150,22 @@ function appendRow(s: ScannedSeries, b: PointBlock, baseMs: number, startMs: num
     n++;
   }
   return n;
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The new capacity of a series' arrays once `need` points do not fit: rows come in
+ * base-hour order, so the points seen per hour so far project the series' total over the
+ * window (one allocation for a regular series, instead of a doubling chain whose copies
+ * and fresh pages cost more than the decoding); at least double, never below `need`.
+ */
+function capacityFor(need: number, baseMs: number, startMs: number, endMs: number, cap: number): number {
+  const first = Math.floor(startMs / HOUR_MS);
+  const hoursSeen = Math.max(1, Math.floor(baseMs / HOUR_MS) - first + 1);
+  const hoursTotal = Math.max(hoursSeen, Math.floor(endMs / HOUR_MS) - first + 1);
+  const projected = Math.ceil((need / hoursSeen) * hoursTotal);
+  return Math.max(need, cap * 2, projected);
 }
 
 function grow(s: ScannedSeries, cap: number): void {
@@ -169,13 +185,16 @@ function grow(s: ScannedSeries, cap: number): void {
   }
 }
 
+const EMPTY_F64 = new Float64Array(0);
+const EMPTY_U8 = new Uint8Array(0);
+
 function newSeries(key: Uint8Array, saltWidth: number, metricWidth: number, head: number, pairLen: number, tagkWidth: number): ScannedSeries {
   const tsuid = new Uint8Array(metricWidth + key.length - head);
   tsuid.set(key.subarray(saltWidth, saltWidth + metricWidth), 0);
   tsuid.set(key.subarray(head), metricWidth);
   const tags: Array<[Uint8Array, Uint8Array]> = [];
   for (let o = metricWidth; o < tsuid.length; o += pairLen) tags.push([tsuid.subarray(o, o + tagkWidth), tsuid.subarray(o + tagkWidth, o + pairLen)]);
-  return { tsuid, tags, count: 0, ts: new Float64Array(512), values: new Float64Array(512), isInt: new Uint8Array(512) };
+  return { tsuid, tags, count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 };
 }
 
 /** The series part of a row key (metric and tags) as a map key. */
