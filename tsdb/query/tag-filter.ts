@@ -12,13 +12,15 @@
  *   a trailing one "starts with the first"; then every component must be found by
  *   sequential indexOf where the search index advances by the component's *length*, not to
  *   the match (so `web*.com` is not anchored). A pattern of only `*`s matches any value.
- * - regexp: unanchored search (Java Matcher.find); a leading Java inline flag group such as
- *   `(?i)` becomes a JavaScript flag.
+ * - regexp: unanchored search (Java Matcher.find) in RE2 syntax, linear time (safe-regex.ts);
+ *   a leading Java inline flag group such as `(?i)` becomes a flag.
  * Deviations, both bugs in OpenTSDB: iwildcard lower-cases the tag value as its description
  * says (OpenTSDB discards the lower-cased value, so upper-case values never match), and
  * not_literal_or accepts a one-character value (OpenTSDB requires two characters).
  */
 import { TsdbError } from '../errors.js';
+import { compileSafeRegex } from './safe-regex.js';
+import type { SafeRegex } from './safe-regex.js';
 
 export const TAG_FILTER_TYPES = [
   'literal_or', 'iliteral_or', 'not_literal_or', 'not_iliteral_or', 'wildcard', 'iwildcard', 'regexp',
@@ -58,7 +60,8 @@ export interface WildcardFilter extends FilterBase {
 
 export interface RegexpFilter extends FilterBase {
   readonly type: 'regexp';
-  readonly regex: RegExp;
+  /** Linear-time (RE2) matcher: a hostile pattern cannot stall the server (safe-regex.ts). */
+  readonly regex: SafeRegex;
 }
 
 export type TagFilter = LiteralOrFilter | WildcardFilter | RegexpFilter;
@@ -125,15 +128,8 @@ export function wildcard(tagk: string, filter: string, caseInsensitive: boolean,
 
 function regexp(tagk: string, filter: string, groupBy: boolean): RegexpFilter {
   if (filter.length === 0) throw illegal('Filter cannot be null or empty');
-  let source = filter;
-  let flags = '';
-  const inline = /^\(\?([imsu]+)\)/.exec(source);
-  if (inline !== null) {
-    source = source.slice(inline[0].length);
-    for (const f of new Set(inline[1])) if (f !== 'u') flags += f;
-  }
   try {
-    return { type: 'regexp', tagk, filter, groupBy, regex: new RegExp(source, flags) };
+    return { type: 'regexp', tagk, filter, groupBy, regex: compileSafeRegex(filter) };
   } catch (e) {
     throw illegal(`Invalid regular expression for tagk ${tagk}: ${(e as Error).message}`);
   }

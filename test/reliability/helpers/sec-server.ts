@@ -28,14 +28,14 @@ export async function startSecServer(config: Partial<TsdbConfig> = {}, log?: (m:
 /** A raw TCP client: everything received, and whether/when the server closed. */
 export class RawClient {
   readonly socket: Socket;
-  private chunks: Buffer[] = [];
+  private received = '';
   closed = false;
   closedAt = 0;
   private waiters: Array<() => void> = [];
 
   private constructor(socket: Socket) {
     this.socket = socket;
-    socket.on('data', (c: Buffer) => { this.chunks.push(c); this.wake(); });
+    socket.on('data', (c: Buffer) => { this.received += c.toString('latin1'); this.wake(); });
     socket.on('error', () => undefined);
     socket.on('close', () => { this.closed = true; this.closedAt = Date.now(); this.wake(); });
   }
@@ -55,8 +55,9 @@ export class RawClient {
     for (const w of this.waiters.splice(0)) w();
   }
 
+  /** Everything received, one char per byte. */
   get text(): string {
-    return Buffer.concat(this.chunks).toString('latin1');
+    return this.received;
   }
 
   write(s: string | Buffer): void {
