@@ -4,6 +4,13 @@
  * (OpenTSDB then needs its meta table), Horae scans the series' salt bucket in reverse
  * with a fuzzy-key filter that fixes every byte but the base time, so the newest row of
  * the series is found however old it is.
+ *
+ * Many series at once (lastPoints): one reverse scan per salt bucket and metric, with one
+ * fuzzy rule per series of that bucket, takes the newest row of each series as it passes
+ * and stops when every one is found — for series written in the same recent hours that is
+ * one short scan per bucket instead of one scan per series. A bucket scan that reads more
+ * than a few rows per series without finding them all (some series stopped long ago)
+ * leaves the rest to the per-series scan, so a stale series never drags a whole bucket in.
  */
 import type { RowFilter } from '../../core/api/store.js';
 import { mergeRowCells } from '../read/row-merge.js';
@@ -60,6 +67,73 @@ export async function lastPoint(tsdb: Tsdb, tsuid: Uint8Array, backScanHours: nu
     }
   }
   return undefined;
+}
+
+/** Rows a bucket scan may read per series it looks for before leaving the rest to lastPoint. */
+const ROWS_PER_SERIES_BUDGET = 4;
+
+/** The newest point of each series (undefined for a series with no point), in `tsuids` order. */
+export async function lastPoints(tsdb: Tsdb, tsuids: readonly Uint8Array[], backScanHours: number, nowMs: number): Promise<Array<LastPoint | undefined>> {
+  const out: Array<LastPoint | undefined> = new Array<LastPoint | undefined>(tsuids.length).fill(undefined);
+  if (backScanHours > 0 || tsuids.length < 2) {
+    await Promise.all(tsuids.map(async (t, i) => { out[i] = await lastPoint(tsdb, t, backScanHours, nowMs); }));
+    return out;
+  }
+  const w = tsdb.widths;
+  const baseOffset = w.saltWidth + w.metric;
+  // Series by (salt, metric): the key prefix every one of their rows starts with.
+  const groups = new Map<string, { prefix: Uint8Array; members: Array<{ i: number; template: Uint8Array }> }>();
+  tsuids.forEach((tsuid, i) => {
+    const template = seriesKeyOfTsuid(tsdb, tsuid);
+    const prefix = template.subarray(0, baseOffset);
+    const id = String.fromCharCode(...prefix);
+    let g = groups.get(id);
+    if (g === undefined) groups.set(id, (g = { prefix, members: [] }));
+    g.members.push({ i, template });
+  });
+  const nowHour = Math.min(Math.floor(nowMs / 3_600_000) * 3600, MAX_BASE_TIME_S);
+  const leftOver: number[] = [];
+  await Promise.all([...groups.values()].map(async (g) => {
+    const byId = new Map<string, number>();
+    const rules = g.members.map(({ i, template }) => {
+      byId.set(seriesIdOfKey(template, baseOffset), i);
+      const mask = new Uint8Array(template.length).fill(1);
+      mask.fill(0, baseOffset, baseOffset + 4);
+      return { template, mask };
+    });
+    const lengths = [...new Set(g.members.map((m) => m.template.length))];
+    const filter: RowFilter = {
+      kind: 'and',
+      filters: [{ kind: 'fuzzyKey', rules }, { kind: 'keyRegex', pattern: lengths.map((n) => `.{${n}}`).join('|') }],
+    };
+    const stop = nowHour + 3600 > MAX_BASE_TIME_S ? undefined : patchBaseTime(g.members[0]!.template, baseOffset, nowHour + 3600).subarray(0, baseOffset + 4);
+    const pending = new Set(byId.values());
+    let budget = ROWS_PER_SERIES_BUDGET * g.members.length;
+    scan: for await (const rows of tsdb.data.scan({ start: g.prefix.slice(), ...(stop === undefined ? {} : { end: stop.slice() }), reverse: true, filter, families: [DATA_FAMILY], batchRows: 64 })) {
+      for (const row of rows) {
+        const i = byId.get(seriesIdOfKey(row.key, baseOffset));
+        if (i !== undefined && pending.has(i)) {
+          const p = newest(row.cells, baseTimeOfKey(w, row.key));
+          if (p !== undefined) {
+            out[i] = p;
+            pending.delete(i);
+          }
+        }
+        if (pending.size === 0 || --budget <= 0) break scan;
+      }
+    }
+    leftOver.push(...pending);
+  }));
+  // Series not found within the budget (or with no point at all): one scan each.
+  await Promise.all(leftOver.map(async (i) => { out[i] = await lastPoint(tsdb, tsuids[i]!, 0, nowMs); }));
+  return out;
+}
+
+/** A row key without its base time: the series' identity within one (salt, metric) prefix. */
+function seriesIdOfKey(key: Uint8Array, baseOffset: number): string {
+  let s = '';
+  for (let j = baseOffset + 4; j < key.length; j++) s += String.fromCharCode(key[j]!);
+  return s;
 }
 
 function newest(cells: Parameters<typeof mergeRowCells>[0] | undefined, baseSec: number): LastPoint | undefined {

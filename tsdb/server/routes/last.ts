@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { fromHex } from '../../../core/api/bytes.js';
 import { TsdbError } from '../../errors.js';
 import { javaDouble } from '../../query/format-json.js';
-import { lastPoint } from '../../query/last-point.js';
+import { lastPoints } from '../../query/last-point.js';
 import { tsuidHex } from '../../query/scanner.js';
 import type { Tsdb } from '../../tsdb.js';
 import { jsonBody } from '../body-parsers.js';
@@ -51,8 +51,11 @@ export function registerLastRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     if (!Number.isInteger(backScan) || backScan < 0) return sendError(reply, 400, `Invalid back scan: ${String(backScan)}`);
     const now = tsdb.now();
     const out: unknown[] = [];
-    for (const tsuid of await seriesOf(tsdb, queries)) {
-      const p = await lastPoint(tsdb, tsuid, backScan, now);
+    const tsuids = await seriesOf(tsdb, queries);
+    const points = await lastPoints(tsdb, tsuids, backScan, now);
+    for (let k = 0; k < tsuids.length; k++) {
+      const tsuid = tsuids[k]!;
+      const p = points[k];
       if (p === undefined) continue;
       const item: Record<string, unknown> = { timestamp: p.ts, value: p.isInt ? String(p.value) : javaDouble(p.value), tsuid: tsuidHex(tsuid) };
       if (resolve) {
