@@ -55,6 +55,8 @@ export interface TsdbConfig {
   readonly queryMaxSeries: number;
   /** A query reading more points than this gets 413 (tsd.query.limits.data_points.default). */
   readonly queryMaxPoints: number;
+  /** A query still running after this many ms is stopped with 413 (tsd.query.timeout; 0: none). */
+  readonly queryTimeoutMs: number;
   /**
    * Authentication (tsdb/server/auth.ts, docs/SECURITY.md): a file of `token role` lines
    * (horae.auth.tokens_file) and/or inline entries `token role[, token role…]`
@@ -106,6 +108,7 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   queryAllowDelete: false,
   queryMaxSeries: 200_000,
   queryMaxPoints: 100_000_000,
+  queryTimeoutMs: 120_000,
   authTokensFile: '',
   authTokens: '',
   httpMaxHeaderBytes: 32 * 1024,
@@ -150,6 +153,7 @@ export function resolveTsdbConfig(overrides: Partial<TsdbConfig> = {}): TsdbConf
   int('telnetIdleTimeoutMs', 0, 1e9);
   int('telnetMaxLineBytes', 1024, 64 * 1024 * 1024);
   int('maxConnections', 0, 1e7);
+  int('queryTimeoutMs', 0, 1e9);
   if (c.durability !== 'sync' && c.durability !== 'buffered') {
     throw new RangeError(`config durability must be 'sync' or 'buffered', got ${String(c.durability)}`);
   }

@@ -129,6 +129,13 @@ const HORAE_FIELDS: Readonly<Record<string, KeySpec>> = {
   'horae.query.allow_delete': field('queryAllowDelete', parseBoolValue, 'let DELETE /api/query remove data'),
   'horae.query.max_series': field('queryMaxSeries', int(1, 1e9), 'series one query may read (413 beyond)'),
   'horae.query.max_points': field('queryMaxPoints', int(1, 1e12), 'points one query may read (413 beyond)'),
+  'horae.storage.memstore_flush_bytes': storeField('memstoreFlushBytes', 4096, 2 ** 31, 'a region memstore is flushed at this size'),
+  'horae.storage.memstore_total_bytes': storeField('memstoreTotalBytes', 4096, 2 ** 40, 'all memstores together; writers wait at twice this'),
+  'horae.storage.wal_file_bytes': storeField('walFileBytes', 4096, 2 ** 31, 'the WAL rolls to a new file past this size'),
+  'horae.storage.region_split_bytes': storeField('regionSplitBytes', 4096, 2 ** 40, 'a region splits past this size'),
+  'horae.storage.compaction_min_files': storeField('compactionMinFiles', 2, 1000, 'files of a region that start a compaction'),
+  'horae.storage.block_cache_bytes': storeField('blockCacheBytes', 0, 2 ** 40, 'block cache capacity'),
+  'horae.query.timeout_ms': field('queryTimeoutMs', int(0, 1e9), 'ms a query may run (413 beyond; 0: no limit)'),
   'horae.auth.tokens_file': {
     apply: (out, raw, baseDir) => { out.tsdb.authTokensFile = raw.trim() === '' ? '' : resolve(baseDir, raw.trim()); },
     help: 'authTokensFile: file of `token role` lines (role read|write); auth is off without tokens',
@@ -142,12 +149,6 @@ const HORAE_FIELDS: Readonly<Record<string, KeySpec>> = {
   'horae.telnet.idle_timeout_ms': field('telnetIdleTimeoutMs', int(0, 1e9), 'idle telnet connections closed after (0: never)'),
   'horae.telnet.max_line_bytes': field('telnetMaxLineBytes', int(1024, 64 * 1024 * 1024), 'longest telnet line (connection closed beyond)'),
   'horae.network.max_connections': field('maxConnections', int(0, 1e7), 'open connections at most (0: no limit)'),
-  'horae.storage.memstore_flush_bytes': storeField('memstoreFlushBytes', 4096, 2 ** 31, 'a region memstore is flushed at this size'),
-  'horae.storage.memstore_total_bytes': storeField('memstoreTotalBytes', 4096, 2 ** 40, 'all memstores together; writers wait at twice this'),
-  'horae.storage.wal_file_bytes': storeField('walFileBytes', 4096, 2 ** 31, 'the WAL rolls to a new file past this size'),
-  'horae.storage.region_split_bytes': storeField('regionSplitBytes', 4096, 2 ** 40, 'a region splits past this size'),
-  'horae.storage.compaction_min_files': storeField('compactionMinFiles', 2, 1000, 'files of a region that start a compaction'),
-  'horae.storage.block_cache_bytes': storeField('blockCacheBytes', 0, 2 ** 40, 'block cache capacity'),
 };
 
 const OPENTSDB_FIELDS: Readonly<Record<string, KeySpec>> = {
@@ -171,6 +172,7 @@ const OPENTSDB_FIELDS: Readonly<Record<string, KeySpec>> = {
   'tsd.http.query.allow_delete': HORAE_FIELDS['horae.query.allow_delete']!,
   'tsd.query.limits.data_points.default': HORAE_FIELDS['horae.query.max_points']!,
   'tsd.core.connections.limit': HORAE_FIELDS['horae.network.max_connections']!,
+  'tsd.query.timeout': HORAE_FIELDS['horae.query.timeout_ms']!,
   // Accepted and checked; Horae always keeps the last write of a timestamp.
   'tsd.storage.fix_duplicates': { apply: (_out, raw) => void parseBoolValue(raw), help: 'accepted; Horae always keeps the last write' },
 };

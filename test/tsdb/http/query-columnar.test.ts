@@ -1,5 +1,5 @@
 import { unpack } from 'msgpackr';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../../tsdb/server/build-server.js';
 import { openFixture } from '../helpers/tsdb-fixture.js';
@@ -60,5 +60,31 @@ describe('deleting through /api/query', () => {
     const left = (await app.inject({ method: 'POST', url: '/api/query', payload: { start: T0, end: T0 + 7200, queries: [{ metric: 'm', aggregator: 'none' }] } })).json() as Array<{ tags: { host: string }; dps: Record<string, number> }>;
     // host=a lost the hour it was read from (the scan covers whole hours); its next hour and host=b stay
     expect(left.map((s) => [s.tags.host, Object.values(s.dps)]).sort()).toEqual([['a', [2]], ['b', [3]]]);
+  });
+});
+
+describe('the query time limit (tsd.query.timeout)', () => {
+  it('stops a query that runs longer than the limit with 413 and OpenTSDB-shaped error, and lets others through', async () => {
+    const { tsdb } = await openFixture({ queryTimeoutMs: 5000 }, (T0 + 7200) * 1000);
+    app = await buildServer({ tsdb });
+    const points = [];
+    for (let h = 0; h < 200; h++) for (let o = 0; o < 3600; o += 20) points.push({ metric: 'm', timestamp: T0 + o, value: o + h, tags: { host: `h${h}` } });
+    expect((await app.inject({ method: 'POST', url: '/api/put', payload: points })).statusCode).toBe(204);
+    // A clock that runs 10 s per reading: the query is past its deadline at its first check.
+    let fake = performance.now();
+    const clock = vi.spyOn(performance, 'now').mockImplementation(() => (fake += 10_000));
+    const res = await app.inject({ method: 'POST', url: '/api/query', payload: { start: T0, end: T0 + 3600, queries: [{ metric: 'm', aggregator: 'none' }] } });
+    expect(res.statusCode).toBe(413);
+    clock.mockRestore();
+    expect((res.json() as { error: { message: string } }).error.message).toContain('ran longer than 5000 ms (tsd.query.timeout)');
+    await app.close();
+
+    const roomy = await openFixture({}, (T0 + 7200) * 1000);
+    expect(roomy.tsdb.config.queryTimeoutMs).toBeGreaterThan(0);
+    app = await buildServer({ tsdb: roomy.tsdb });
+    expect((await app.inject({ method: 'POST', url: '/api/put', payload: points })).statusCode).toBe(204);
+    const ok = await app.inject({ method: 'POST', url: '/api/query', payload: { start: T0, end: T0 + 3600, queries: [{ metric: 'm', aggregator: 'sum' }] } });
+    expect(ok.statusCode).toBe(200);
+    expect(Object.keys((ok.json() as Array<{ dps: object }>)[0]!.dps)).toHaveLength(180);
   });
 });

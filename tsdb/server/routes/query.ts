@@ -7,11 +7,12 @@
  *     `Accept: application/x-msgpack` (msgpack) or `?format=columnar` (JSON): the columnar,
  *     uPlot-aligned shape of query/format-columnar.ts instead.
  *   400 bad query, 404 unknown metric or tag key (OpenTSDB's "No such name for …"),
- *   413 when the query would read more series or points than the configured limits.
+ *   413 when the query would read more series or points than the configured limits, or
+ *   runs longer than tsd.query.timeout.
  * A client that goes away aborts the scans.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isTsdbError } from '../../errors.js';
+import { isTsdbError, TsdbError } from '../../errors.js';
 import { executeQuery } from '../../query/execute.js';
 import { pack } from 'msgpackr';
 import { toColumnar } from '../../query/format-columnar.js';
@@ -53,9 +54,13 @@ export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     // The response's 'close' (the connection went away, or the answer was sent): since
     // Node 16 a request's own 'close' fires as soon as its body has been read.
     reply.raw.on('close', onClose);
+    const timeoutMs = tsdb.config.queryTimeoutMs;
+    const timer = timeoutMs > 0
+      ? setTimeout(() => abort.abort(new TsdbError('TSDB_TOO_LARGE', `Query exceeded a limit: ran longer than ${timeoutMs} ms (tsd.query.timeout)`)), timeoutMs)
+      : undefined;
     try {
       const started = performance.now();
-      const run = await executeQuery(tsdb, q, { maxSeries: tsdb.config.queryMaxSeries, maxPoints: tsdb.config.queryMaxPoints }, abort.signal);
+      const run = await executeQuery(tsdb, q, { maxSeries: tsdb.config.queryMaxSeries, maxPoints: tsdb.config.queryMaxPoints, timeoutMs: tsdb.config.queryTimeoutMs }, abort.signal);
       const summary = q.showSummary
         ? { datapoints: run.stats.points, rowsScanned: run.stats.rows, saltScanners: run.stats.buckets, queryTimeMs: performance.now() - started }
         : undefined;
@@ -71,9 +76,11 @@ export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     } catch (err) {
       if (isTsdbError(err, 'TSDB_NO_SUCH_NAME')) return sendError(reply, 404, err.message);
       if (isTsdbError(err, 'TSDB_TOO_LARGE')) return sendError(reply, 413, err.message);
+      if (isTsdbError(abort.signal.reason, 'TSDB_TOO_LARGE')) return sendError(reply, 413, abort.signal.reason.message);
       if (abort.signal.aborted) return reply.code(499).send();
       throw err;
     } finally {
+      clearTimeout(timer);
       reply.raw.off('close', onClose);
     }
   };
