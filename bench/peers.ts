@@ -34,7 +34,7 @@
  * fingerprint, machine, Node and peer versions, load averages; summary, ratios, every run).
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -79,6 +79,14 @@ const { values: args } = parseArgs({
 });
 
 const COMPILED = import.meta.url.endsWith('.js');
+/** The commit a bench/snapshot.sh build was made from (its COMMIT file), if this is one. */
+const SNAPSHOT = ((): string | undefined => {
+  try {
+    return readFileSync(new URL('../COMMIT', import.meta.url), 'utf8').trim();
+  } catch {
+    return undefined;
+  }
+})();
 const systems = args.systems.split(',') as SystemName[];
 for (const s of systems) if (!['horae', 'victoriametrics', 'influxdb'].includes(s)) throw new Error(`unknown system ${s}`);
 const workloads = args.workloads.split(',').map((w) => (w.startsWith('ingest-') ? w : `ingest-${w}`)) as Workload[];
@@ -150,7 +158,8 @@ async function main(): Promise<void> {
     ...environment(os.tmpdir()),
     benchmark: 'peers (ingest side by side)',
     runtime: COMPILED ? 'compiled JS (bench/build.sh or bench/snapshot.sh)' : 'tsx',
-    source: process.env['BENCH_SOURCE'] ?? 'working tree',
+    source: SNAPSHOT === undefined ? process.env['BENCH_SOURCE'] ?? 'working tree' : `git archive ${SNAPSHOT} (bench/snapshot.sh)`,
+    ...(SNAPSHOT === undefined ? {} : { commit: SNAPSHOT, dirtyFiles: 0 }),
     code: codeFingerprint(import.meta.url),
     systems,
     workloads,

@@ -16,5 +16,6 @@ if [ ! -f "$SRC/build/package.json" ]; then
   (cd "$SRC" && npx tsc -p bench/tsconfig.build.json --outDir "$SRC/build" >&2 || true)
   ln -sfn "$PWD/node_modules" "$SRC/build/node_modules"
   echo '{ "type": "module" }' > "$SRC/build/package.json"
+  echo "$REV" > "$SRC/build/COMMIT"
 fi
 echo "$SRC/build"

@@ -9,7 +9,7 @@
  *   inproc   writes the dataset through tsdb.ingest.write() in 5k-point batches, `inflight`
  *            calls in flight, default durability; replies when every call has resolved
  *   settle   hour compaction of everything (runOnce force + sweep), then flush and major
- *            compaction of the data and UID tables, then store.idle()
+ *            compaction of every table (data, UID, series index), then store.idle()
  *   verify   reads every series back (readSeries) and compares timestamps and values with
  *            the regenerated dataset
  *   stop     graceful stop (closes the store), then exits
@@ -58,10 +58,14 @@ async function settle(server: RunningServer): Promise<Record<string, unknown>> {
   const t0 = performance.now();
   await tsdb.compactor.runOnce({ force: true, sweep: true });
   const tHours = performance.now();
+  // Every table (data, uid and the series index): a memstore left unflushed pins the WAL.
+  for (const name of await tsdb.store.listTables()) {
+    const t = await tsdb.store.openTable(name);
+    await t.flush();
+    await t.compact({ major: true });
+  }
+  // The last flush rolls the WAL once every memstore is empty (core/lsm/engine.ts).
   await tsdb.data.flush();
-  await tsdb.data.compact({ major: true });
-  await tsdb.uid.flush();
-  await tsdb.uid.compact({ major: true });
   const store = tsdb.store as { idle?: () => Promise<void> };
   if (typeof store.idle === 'function') await store.idle();
   return {
