@@ -10,6 +10,7 @@ import { openEmbeddedStore } from '../core/index.js';
 import { NodeFileSystem } from '../core/fs/node-fs.js';
 import { testFileSystem } from '../core/fs/test-fs.js';
 import { parseServeCommand } from './cli/args.js';
+import { openRemoteStore } from './cli/open-store.js';
 import { processIo, runCli } from './cli/run-cli.js';
 import { startServer } from './server/server.js';
 import { VERSION } from './version.js';
@@ -26,7 +27,10 @@ async function main(): Promise<void> {
   const dataDir = resolve(s.dataDir);
   // HORAE_TEST_FS (tests only; core/fs/test-fs.ts) swaps in a fault-injecting file system.
   const fs = testFileSystem(process.env, dataDir, new NodeFileSystem());
-  const store = await openEmbeddedStore({ dir: dataDir, ...s.store, ...(fs === undefined ? {} : { fs }) });
+  // --store URL: a remote store (cli/open-store.ts) instead of the embedded one.
+  const store = s.storeUrl !== undefined
+    ? await openRemoteStore(s.storeUrl)
+    : await openEmbeddedStore({ dir: dataDir, ...s.store, ...(fs === undefined ? {} : { fs }) });
   const server = await startServer({
     store,
     port: s.port,
@@ -34,7 +38,7 @@ async function main(): Promise<void> {
     config: s.tsdb,
     log: (msg) => process.stderr.write(`horae: ${msg}\n`),
   });
-  console.log(`horae ${VERSION} listening on ${server.address}:${server.port} (HTTP and telnet), data in ${dataDir}`);
+  console.log(`horae ${VERSION} listening on ${server.address}:${server.port} (HTTP and telnet), data in ${s.storeUrl ?? dataDir}`);
   let stopping = false;
   const stop = (signal: string): void => {
     if (stopping) return;

@@ -278,6 +278,12 @@ export interface Capabilities {
   readonly autoSplit: boolean;
   readonly maxKeyBytes: number;
   readonly maxValueBytes: number;
+  /**
+   * The largest cell timestamp (ms) the backend stores, when below MAX_TIMESTAMP (Bigtable
+   * stops at the end of year 9999). Timestamps and `upTo` above it are rejected with
+   * STORE_INVALID_ARGUMENT, before anything is applied.
+   */
+  readonly maxTimestamp?: number;
 }
 
 export interface KeyRange {

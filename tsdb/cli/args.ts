@@ -31,6 +31,7 @@ export interface ParsedOptions {
 export const HELP_OPTION: OptionSpec = { names: ['--help', '-h'], value: false };
 export const DATA_DIR_OPTION: OptionSpec = { names: ['--data-dir'], value: true };
 export const CONFIG_OPTION: OptionSpec = { names: ['--config'], value: true };
+export const STORE_OPTION: OptionSpec = { names: ['--store'], value: true };
 
 /** `--name value`, `--name=value`, flags, and `--` ending the options. */
 export function parseOptions(argv: readonly string[], specs: readonly OptionSpec[]): ParsedOptions {
@@ -76,6 +77,9 @@ export interface ServeSettings {
   readonly tsdb: MutableTsdbConfig;
   /** Storage engine settings from the config file (horae.storage.*). */
   readonly store: StoreSettings;
+  /** A remote store's URL (--store, env HORAE_STORE; cli/open-store.ts); absent = the
+   * embedded store in dataDir. */
+  readonly storeUrl?: string;
   /** Ignored config keys etc.; the caller prints them. */
   readonly warnings: readonly string[];
   /** `--help` was given: print SERVE_USAGE and exit 0. */
@@ -107,9 +111,15 @@ export function resolveSettings(opts: ReadonlyMap<string, string>, env: Env, ser
     // HORAE_AUTH_TOKENS keeps tokens out of config files and command lines (ps shows those).
     tsdb: nonEmpty(env.HORAE_AUTH_TOKENS) === undefined ? file.tsdb : { ...file.tsdb, authTokens: env.HORAE_AUTH_TOKENS!.trim() },
     store: file.store ?? {},
+    ...storeUrlOf(opts, env),
     warnings: file.warnings,
     help: opts.has('--help'),
   };
+}
+
+function storeUrlOf(opts: ReadonlyMap<string, string>, env: Env): { storeUrl?: string } {
+  const url = opts.get('--store') ?? nonEmpty(env.HORAE_STORE);
+  return url === undefined ? {} : { storeUrl: url };
 }
 
 function nonEmpty(s: string | undefined): string | undefined {
@@ -120,6 +130,7 @@ const SERVE_OPTIONS: readonly OptionSpec[] = [
   { names: ['--port', '-p'], value: true },
   { names: ['--bind', '--host'], value: true },
   DATA_DIR_OPTION,
+  STORE_OPTION,
   CONFIG_OPTION,
   HELP_OPTION,
 ];
@@ -136,6 +147,9 @@ export function parseServeCommand(argv: readonly string[], env: Env): ServeSetti
 }
 
 const COMMON = `  --data-dir D      directory of the store (env HORAE_DATA_DIR; default ./data)
+  --store URL       a remote store instead (env HORAE_STORE):
+                    bigtable://PROJECT/INSTANCE[?prefix=P&appProfile=A]; needs
+                    \`npm run install:bigtable\`; emulator via BIGTABLE_EMULATOR_HOST
   --config F        config file, OpenTSDB properties style (env HORAE_CONFIG)
   -h, --help        show this help
 `;

@@ -16,12 +16,13 @@ import { isStoreError, openEmbeddedStore } from '../../core/index.js';
 import { Tsdb } from '../tsdb.js';
 import { VERSION } from '../version.js';
 import {
-  ArgsError, CONFIG_OPTION, DATA_DIR_OPTION, FSCK_USAGE, HELP_OPTION, IMPORT_USAGE, MAIN_USAGE, SERVE_USAGE, UID_USAGE,
+  ArgsError, CONFIG_OPTION, DATA_DIR_OPTION, STORE_OPTION, FSCK_USAGE, HELP_OPTION, IMPORT_USAGE, MAIN_USAGE, SERVE_USAGE, UID_USAGE,
   parseOptions, parseServeCommand, resolveSettings,
 } from './args.js';
 import type { Env, OptionSpec, ServeSettings } from './args.js';
 import { ConfigError, configKeysHelp } from './config-file.js';
 import { runFsck } from './fsck.js';
+import { openRemoteStore, StoreUrlError } from './open-store.js';
 import { checkImportFiles, compactAfterImport, importFiles } from './import.js';
 import type { ImportOptions } from './import.js';
 import type { CliWriter } from './progress.js';
@@ -113,7 +114,7 @@ function help(topic: string | undefined, io: CliIo): number {
 
 /** Parses a tool command line; prints help or config warnings. Undefined: help was shown. */
 function toolArgs(argv: readonly string[], extra: readonly OptionSpec[], env: Env, io: CliIo, usage: string) {
-  const p = parseOptions(argv, [DATA_DIR_OPTION, CONFIG_OPTION, HELP_OPTION, ...extra]);
+  const p = parseOptions(argv, [DATA_DIR_OPTION, STORE_OPTION, CONFIG_OPTION, HELP_OPTION, ...extra]);
   if (p.options.has('--help')) {
     io.stdout.write(usage);
     return undefined;
@@ -126,11 +127,12 @@ function toolArgs(argv: readonly string[], extra: readonly OptionSpec[], env: En
 /** Opens the store and the Tsdb (no background work), runs `fn`, closes both. */
 async function withTsdb(settings: ServeSettings, mustExist: boolean, fn: (tsdb: Tsdb) => Promise<number>): Promise<number> {
   const dir = resolve(settings.dataDir);
-  if (mustExist && !existsSync(dir)) throw new CliFailure(`no store at ${dir} (set --data-dir or HORAE_DATA_DIR)`);
+  if (settings.storeUrl === undefined && mustExist && !existsSync(dir)) throw new CliFailure(`no store at ${dir} (set --data-dir or HORAE_DATA_DIR)`);
   let store;
   try {
-    store = await openEmbeddedStore({ dir });
+    store = settings.storeUrl !== undefined ? await openRemoteStore(settings.storeUrl) : await openEmbeddedStore({ dir });
   } catch (err) {
+    if (err instanceof StoreUrlError) throw new CliFailure(err.message);
     if (isStoreError(err, 'STORE_UNAVAILABLE')) {
       throw new CliFailure(`cannot open ${dir}: it is in use (stop the horae server using it first): ${err.message}`);
     }

@@ -30,6 +30,7 @@ import {
 import { re2OfExact, patternBytes } from './regex.js';
 import { familyPattern } from './filters.js';
 import { guarded } from './table-read.js';
+import { BIGTABLE_MAX_TIMESTAMP } from './timestamps.js';
 
 export interface BigtableStoreOptions extends ConnectionOptions {
   /** Prepended to every table id, so several stores share an instance (default ''). */
@@ -61,6 +62,7 @@ export function bigtableCapabilities(opts: { readonly reverseScan?: boolean | un
     autoSplit: true,
     maxKeyBytes: DEFAULT_MAX_KEY_BYTES,
     maxValueBytes: DEFAULT_MAX_VALUE_BYTES,
+    maxTimestamp: BIGTABLE_MAX_TIMESTAMP,
   };
 }
 

@@ -17,7 +17,7 @@ import type { RowFilter, TableSpec, TimeRange } from '../../../core/api/store.js
 import { effectiveTtlMs, TIME_RANGE_END_MAX } from '../../../core/api/validate.js';
 import type { IRowFilter } from './client.js';
 import { patternBytes, re2OfFuzzyRules, re2OfKeyRegex, re2OfPrefix } from './regex.js';
-import { microsOf } from './timestamps.js';
+import { BIGTABLE_MAX_TIMESTAMP, microsOf } from './timestamps.js';
 
 export interface ReadFilterInput {
   readonly filter?: RowFilter | undefined;
@@ -52,6 +52,9 @@ export function readFilter(spec: TableSpec, input: ReadFilterInput, now: number)
   const parts: Parts = { rowRegexes: [], qualifierRanges: [], timeStart: 0, timeEnd: TIME_RANGE_END_MAX };
   if (input.timeRange !== undefined) addTime(parts, input.timeRange);
   if (input.filter !== undefined) collect(parts, input.filter);
+  // Bigtable holds no cell after BIGTABLE_MAX_TIMESTAMP: a later end is no bound at all.
+  if (parts.timeEnd > BIGTABLE_MAX_TIMESTAMP) parts.timeEnd = TIME_RANGE_END_MAX;
+  if (parts.timeStart > BIGTABLE_MAX_TIMESTAMP) return BLOCK_ALL;
   const chain: IRowFilter[] = parts.rowRegexes.map((p) => ({ rowKeyRegexFilter: patternBytes(p) }));
   const selected = new Set(input.families ?? spec.families.map((f) => f.name));
   const branches: IRowFilter[] = [];

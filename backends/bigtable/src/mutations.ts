@@ -14,9 +14,26 @@
  *                            column with such old cells appeared meanwhile (expand.ts).
  */
 import { compareBytes, latin1 } from '../../../core/api/bytes.js';
+import { StoreError } from '../../../core/api/errors.js';
+import { hexPreview } from '../../../core/api/validate.js';
 import type { Mutation, RowMutation } from '../../../core/api/store.js';
 import type { IMutation } from './client.js';
 import { microsOf } from './timestamps.js';
+
+/**
+ * Rejects timestamps and `upTo` above `max` (Bigtable's year-9999 limit) with
+ * STORE_INVALID_ARGUMENT; run after validateRowMutations, before anything is sent.
+ */
+export function validateTimestampLimit(rows: readonly RowMutation[], max: number): void {
+  for (const r of rows) {
+    for (const m of r.mutations) {
+      const ts = m.type === 'put' || m.type === 'deleteVersion' ? m.timestamp : m.upTo;
+      if (ts !== undefined && ts > max) {
+        throw new StoreError('STORE_INVALID_ARGUMENT', `bigtable: row ${hexPreview(r.key)}: ${m.type} timestamp ${ts} is after ${max}, the last one Bigtable stores (year 9999)`);
+      }
+    }
+  }
+}
 
 /** True for the deletes that need the row's columns first. */
 export function needsColumns(m: Mutation): boolean {

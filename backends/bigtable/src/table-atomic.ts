@@ -27,13 +27,13 @@ import { checkOpen, closedError } from './context.js';
 import type { StoreContext, TableState } from './context.js';
 import { GRPC, grpcCode, storeErrorOf } from './errors.js';
 import { newestVersionFilter, ttlFloorMs } from './filters.js';
-import { needsColumns, toBigtableMutations } from './mutations.js';
+import { needsColumns, toBigtableMutations, validateTimestampLimit } from './mutations.js';
 import { patternBytes, re2OfExact } from './regex.js';
 import { backoffMs, sleep } from './retry.js';
 import { RowMerger } from './rows.js';
 import { guarded } from './table-read.js';
 import { readColumns } from './table-write.js';
-import { microsOf } from './timestamps.js';
+import { BIGTABLE_MAX_TIMESTAMP, microsOf } from './timestamps.js';
 
 const CAS_ATTEMPTS = 100;
 
@@ -88,7 +88,7 @@ async function queued<T>(t: TableState, key: Uint8Array, cell: CellRef, fn: () =
   }
 }
 
-async function compareAndSetIncrement(ctx: StoreContext, t: TableState, key: Uint8Array, cell: CellRef, delta: bigint, ttl: number): Promise<bigint> {
+async function compareAndSetIncrement(ctx: StoreContext, t: TableState, key: Uint8Array, cell: CellRef, delta: bigint, ttl: number | undefined): Promise<bigint> {
   const qualifier = re2OfExact(cell.qualifier);
   for (let n = 1; n <= CAS_ATTEMPTS; n++) {
     checkOpen(ctx);
@@ -149,6 +149,7 @@ export async function checkAndPut(
   validateCellRef(t.spec, check);
   if (expected !== undefined && !(expected instanceof Uint8Array)) throw new TypeError('expected must be a Uint8Array or undefined');
   validateRowMutations(t.spec, [{ key, mutations }], ctx.caps);
+  validateTimestampLimit([{ key, mutations }], BIGTABLE_MAX_TIMESTAMP);
   validateWriteOptions(opts);
   throwIfAborted(opts?.signal);
   const now = ctx.clock();

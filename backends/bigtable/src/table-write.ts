@@ -14,12 +14,12 @@ import { checkOpen, closedError } from './context.js';
 import type { StoreContext, TableState } from './context.js';
 import { isTransient, storeErrorOf } from './errors.js';
 import { familyPattern } from './filters.js';
-import { addColumn, entryBytes, mergeSameKeys, needsColumns, toBigtableMutations } from './mutations.js';
+import { addColumn, entryBytes, mergeSameKeys, needsColumns, toBigtableMutations, validateTimestampLimit } from './mutations.js';
 import type { ColumnSet } from './mutations.js';
 import { patternBytes, re2OfComplement } from './regex.js';
 import { backoffMs, sleep } from './retry.js';
 import { RowMerger } from './rows.js';
-import { microsOf } from './timestamps.js';
+import { BIGTABLE_MAX_TIMESTAMP, microsOf } from './timestamps.js';
 import { guarded } from './table-read.js';
 
 interface Entry {
@@ -40,6 +40,7 @@ const GUARDED_ATTEMPTS = 20;
 export async function mutateRows(ctx: StoreContext, t: TableState, rows: readonly RowMutation[], opts: WriteOptions | undefined): Promise<void> {
   checkOpen(ctx);
   validateRowMutations(t.spec, rows, ctx.caps);
+  validateTimestampLimit(rows, BIGTABLE_MAX_TIMESTAMP);
   validateWriteOptions(opts);
   throwIfAborted(opts?.signal);
   const now = ctx.clock();

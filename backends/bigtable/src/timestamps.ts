@@ -5,6 +5,9 @@
  * decimal strings (the protobuf int64 form the client accepts).
  */
 
+/** The largest timestamp Bigtable stores: the last millisecond of year 9999 (ms). */
+export const BIGTABLE_MAX_TIMESTAMP = 253_402_300_799_999;
+
 /** t ms → µs as a decimal string. */
 export function microsOf(ms: number): string {
   return ms < 9_007_199_254 ? String(ms * 1000) : (BigInt(ms) * 1000n).toString();
