@@ -1,0 +1,95 @@
+/**
+ * The operator page in a real browser (Debian chromium via playwright-core) against a real
+ * server on an embedded store: it lists the regions of every table, marks the salt bucket
+ * and the region that took the writes as hot, and its live ingest rate follows the writes.
+ * Screenshot: test-artifacts/operator.png.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { startBrowserHarness } from '../helpers/browser.js';
+import type { BrowserHarness, PutPoint } from '../helpers/browser.js';
+
+const T0 = 1767225600;
+let h: BrowserHarness | undefined;
+let page: Page | undefined;
+
+beforeAll(async () => {
+  h = await startBrowserHarness();
+}, 60_000);
+
+afterAll(async () => {
+  await h?.close();
+});
+
+/** The salt bucket holding most cells, read from the store itself (not from the page or the endpoint). */
+async function busiestBucket(harness: BrowserHarness): Promise<number> {
+  const cells = new Map<number, number>();
+  for await (const batch of harness.server.tsdb.data.scan()) {
+    for (const row of batch) cells.set(row.key[0]!, (cells.get(row.key[0]!) ?? 0) + row.cells.length);
+  }
+  return [...cells.entries()].sort((a, b) => b[1] - a[1])[0]![0];
+}
+
+/** An attribute of every element matching `selector`, in document order. */
+const attrs = (p: Page, selector: string, name: string): Promise<(string | null)[]> => p.locator(selector).evaluateAll((els, n) => els.map((e) => e.getAttribute(n)), name);
+const ingestRate = async (p: Page): Promise<number> => Number(await p.locator('[data-tile="ingest-rate"]').getAttribute('data-value'));
+/** Waits until the ingest tile's value satisfies `test` (a JS expression over `v`, a number). */
+const waitIngest = (p: Page, test: string): Promise<unknown> =>
+  p.waitForFunction(`(() => { const a = document.querySelector('[data-tile="ingest-rate"]')?.getAttribute('data-value'); if (a === null || a === undefined || a === '') return false; const v = Number(a); return ${test}; })()`);
+
+describe('operator page', () => {
+  it('lists the regions, marks the hot bucket and region, and updates its rates', async () => {
+    const harness = h!;
+    // One busy series (600 points, one row per hour) and 30 quiet ones (one point each).
+    const points: PutPoint[] = [];
+    for (let i = 0; i < 600; i++) points.push({ metric: 'hot.metric', timestamp: T0 + i * 60, value: i, tags: { host: 'busy' } });
+    for (let s = 0; s < 30; s++) points.push({ metric: 'quiet.metric', timestamp: T0, value: s, tags: { host: `q${s}` } });
+    await harness.putPoints(points);
+    const bucket = await busiestBucket(harness);
+
+    page = await harness.newPage();
+    await page.goto(harness.url('/operator?refresh=300'));
+    await page.waitForSelector('table.regions[data-table="tsdb"] tbody tr');
+
+    // Every table is listed; the data table has one region per salt bucket (pre-split).
+    const tables = await attrs(page, 'table.regions', 'data-table');
+    expect(tables).toEqual(['tsdb', 'tsdb-meta', 'tsdb-uid']);
+    const salts = (await attrs(page, 'table.regions[data-table="tsdb"] tbody tr', 'data-salt')).map(Number);
+    expect(salts).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    const ranges = await page.locator('table.regions[data-table="tsdb"] td.range').allTextContents();
+    expect(ranges[0]).toBe('(table start) → bucket 1');
+    expect(ranges[19]).toBe('bucket 19 → (table end)');
+
+    // The hotspot view marks exactly the bucket and the region that took the writes.
+    const hotRows = (await attrs(page, 'table.regions[data-table="tsdb"] tr[data-hot="true"]', 'data-salt')).map(Number);
+    expect(hotRows).toEqual([bucket]);
+    const hotBuckets = (await attrs(page, '[data-bucket][data-hot="true"]', 'data-bucket')).map(Number);
+    expect(hotBuckets).toEqual([bucket]);
+    expect(await page.locator(`[data-bucket="${bucket}"] .cell-badge`).textContent()).toBe('HOT');
+
+    // Rates follow the writes: idle -> points/s > 0 while writing -> back to 0.
+    await waitIngest(page, 'v === 0');
+    let writing = true;
+    const writer = (async () => {
+      for (let k = 0; writing; k++) {
+        await harness.putPoints(Array.from({ length: 50 }, (_, i) => ({ metric: 'hot.metric', timestamp: T0 + 40_000 + k * 50 + i, value: i, tags: { host: 'busy' } })));
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
+    try {
+      await waitIngest(page, 'v > 0');
+    } finally {
+      writing = false;
+      await writer;
+    }
+    expect(await ingestRate(page)).toBeGreaterThan(0);
+    expect(await page.locator('#hot-basis').getAttribute('data-basis')).toBe('window');
+    expect((await attrs(page, 'table.regions[data-table="tsdb"] tr[data-hot="true"]', 'data-salt')).map(Number)).toEqual([bucket]);
+    await harness.screenshot(page, 'operator');
+    await waitIngest(page, 'v === 0');
+
+    // Charts drawn by uPlot, and a page that ran without errors.
+    expect(await page.locator('.chart .uplot').count()).toBe(2);
+    expect(harness.pageErrors).toEqual([]);
+  }, 45_000);
+});

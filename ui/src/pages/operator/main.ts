@@ -1,0 +1,81 @@
+/**
+ * The operator page: polls GET /api/horae/overview every `?refresh=<ms>` (default 2000,
+ * at least 250) and redraws the tiles, the rate charts (the server's 15-minute history),
+ * the write-distribution strips and the region tables. A failed refresh keeps the last
+ * picture and says so in the status line; the next one retries.
+ */
+import 'uplot/dist/uPlot.min.css';
+import './style.css';
+import { formatTimestamp } from '../../lib/format.js';
+import { fetchOverview } from '../../lib/ops-overview.js';
+import { SnapshotWindow } from '../../lib/ops-rates.js';
+import { RateChart } from './charts.js';
+import { byId } from './dom.js';
+import { renderRegions } from './regions-view.js';
+import { renderAlerts, renderTiles } from './tiles.js';
+
+const DEFAULT_REFRESH_MS = 2000;
+const MIN_REFRESH_MS = 250;
+/** Shares in the hotspot view compare the writes of the last minute. */
+const SHARE_WINDOW_MS = 60_000;
+
+function refreshMs(): number {
+  const v = Number(new URLSearchParams(location.search).get('refresh'));
+  return Number.isFinite(v) && v > 0 ? Math.max(MIN_REFRESH_MS, v) : DEFAULT_REFRESH_MS;
+}
+
+const every = refreshMs();
+const status = byId('status');
+const snapshots = new SnapshotWindow(SHARE_WINDOW_MS);
+const ingest = new RateChart({
+  target: byId('chart-ingest'),
+  series: [
+    { name: 'points', label: 'points/s', stroke: '#2563eb', scale: 'rate' },
+    { name: 'cellsWritten', label: 'cells written/s', stroke: '#9333ea', scale: 'rate' },
+  ],
+});
+const queries = new RateChart({
+  target: byId('chart-queries'),
+  series: [
+    { name: 'queries', label: 'queries/s', stroke: '#059669', scale: 'rate' },
+    { name: 'rowsRead', label: 'rows read/s', stroke: '#d97706', scale: 'rows' },
+  ],
+});
+let refreshes = 0;
+
+async function refresh(): Promise<void> {
+  const ctl = new AbortController();
+  const timer = setTimeout(() => ctl.abort(), Math.max(5000, every * 2));
+  try {
+    const o = await fetchOverview(ctl.signal);
+    snapshots.push(o);
+    renderAlerts(byId('alerts'), o);
+    renderTiles(byId('tiles'), snapshots.previous, o);
+    ingest.update(o.history);
+    queries.update(o.history);
+    renderRegions({ hotspots: byId('hotspots'), basis: byId('hot-basis'), tables: byId('tables') }, { latest: o, previous: snapshots.previous, oldest: snapshots.oldest });
+    refreshes++;
+    status.textContent = `updated ${formatTimestamp(o.timeMs)} · every ${every / 1000} s`;
+    status.className = 'status ok';
+    document.body.dataset['refreshes'] = String(refreshes);
+  } catch (err) {
+    status.textContent = `refresh failed: ${err instanceof Error ? err.message : String(err)} · retrying`;
+    status.className = 'status error';
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+async function loop(): Promise<void> {
+  for (;;) {
+    const started = performance.now();
+    await refresh();
+    await new Promise((r) => setTimeout(r, Math.max(0, every - (performance.now() - started))));
+  }
+}
+
+window.addEventListener('resize', () => {
+  ingest.resize();
+  queries.resize();
+});
+void loop();
