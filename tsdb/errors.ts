@@ -19,8 +19,10 @@ export const TSDB_ERROR_CODES = {
   TSDB_TOO_LARGE: 413,
   /** The write pipeline is over its memory bound; retry later. */
   TSDB_OVERLOADED: 503,
-  /** The storage layer failed the write (I/O, no space, closed). */
+  /** The storage layer failed the write (I/O error, closed). */
   TSDB_STORAGE: 500,
+  /** The storage layer is out of disk space: nothing of the write is acknowledged; retry once space is back. */
+  TSDB_STORAGE_FULL: 503,
   /** Stored data cannot be decoded. */
   TSDB_ILLEGAL_DATA: 500,
 } as const;

@@ -71,6 +71,8 @@ export interface EngineCounters {
   recoveryTornTailBytes: number;
   backgroundErrors: number;
   lastBackgroundError: string | undefined;
+  /** Times the store ran out of space for its log or manifest and recovered (recoverFromNoSpace). */
+  noSpaceRecoveries: number;
 }
 
 export class Engine {
@@ -87,6 +89,7 @@ export class Engine {
     flushesDone: 0, compactionsDone: 0, majorCompactionsDone: 0, splitsDone: 0,
     flushesInProgress: 0, compactionsInProgress: 0, stalledWriters: 0,
     recoveryDroppedBytes: 0, recoveryTornTailBytes: 0, backgroundErrors: 0, lastBackgroundError: undefined,
+    noSpaceRecoveries: 0,
   };
   seqs!: SeqTracker;
   /** Last sequence number assigned. */
@@ -114,6 +117,10 @@ export class Engine {
   private manifestQueued: Promise<void> | undefined;
   private stallWaiters: (() => void)[] = [];
   private fatal: StoreError | undefined;
+  /** Set while writes are refused because the log or manifest ran out of space; cleared by recoverFromNoSpace. */
+  private noSpace: StoreError | undefined;
+  /** Writes whose log append failed for lack of space: visible once recovery has flushed them. */
+  private readonly unacked: { last: number; done: boolean }[] = [];
   /** Set at a graceful close once the WAL is synced and closed (see ManifestState.cleanLog). */
   private cleanLog: number | undefined;
   private closed = false;
@@ -395,7 +402,7 @@ export class Engine {
     try {
       await acked;
     } catch (err) {
-      this.fail(err);
+      this.fail(err, inflight);
       throw err;
     }
     this.seqs.complete(inflight);
@@ -407,10 +414,26 @@ export class Engine {
     if (this.fatal !== undefined) {
       throw new StoreError(this.fatal.code, `store ${this.dir} stopped accepting writes after an earlier failure: ${this.fatal.message}`, { cause: this.fatal });
     }
+    if (this.noSpace !== undefined) {
+      throw new StoreError('STORE_NO_SPACE', `store ${this.dir} refuses writes until space is freed: ${this.noSpace.message}`, { cause: this.noSpace, retryable: true });
+    }
   }
 
-  /** A WAL failure stops writes and flushes: memstores may hold unacknowledged entries. */
-  private fail(err: unknown): void {
+  /**
+   * A WAL failure stops writes and flushes: memstores may hold unacknowledged entries.
+   * Out of space (the log or the manifest) only pauses writes: see recoverFromNoSpace.
+   * `inflight` is the failed write's read-point entry.
+   */
+  private fail(err: unknown, inflight?: { last: number; done: boolean }): void {
+    if (this.fatal === undefined && !this.closed && err instanceof StoreError && err.code === 'STORE_NO_SPACE') {
+      if (inflight !== undefined) this.unacked.push(inflight);
+      if (this.noSpace === undefined) {
+        this.noSpace = err;
+        this.track(this.recoverFromNoSpace());
+      }
+      for (const w of this.stallWaiters.splice(0)) w();
+      return;
+    }
     if (this.fatal === undefined) {
       this.fatal = err instanceof StoreError ? err : ioError(`store ${this.dir}`, err);
     }
@@ -418,6 +441,54 @@ export class Engine {
     // Writes the WAL acknowledged after a failed one must not wait forever for the read
     // point to pass it.
     this.seqs.releaseWaiters();
+  }
+
+  /**
+   * After the log or the manifest ran out of space (RocksDB's auto-recovery from NoSpace):
+   * retries, with backoff, until space is back, then (1) moves to a new log if the current
+   * one failed — its tail may hold a torn record, and it is never appended to again —,
+   * (2) flushes every memstore, which holds everything the old logs hold and the failed
+   * writes too, so nothing depends on the failed log any more, (3) records that in the
+   * manifest, and (4) makes the failed writes visible (they are now durable; their callers
+   * were told the write failed, so they may or may not see them) and accepts writes again.
+   * An fsync failure (EIO) is not recovered from: nothing is acknowledged until a reopen.
+   */
+  private async recoverFromNoSpace(): Promise<void> {
+    let delay = 50;
+    while (!this.closed && this.fatal === undefined) {
+      await sleep(delay);
+      delay = Math.min(2000, delay * 2);
+      if (this.closed || this.fatal !== undefined) return;
+      try {
+        if (this.walRotating !== undefined) await this.walRotating;
+        if (this.wal.error !== undefined) {
+          const number = this.nextFileNumber++;
+          const path = joinPath(this.dir, walName(number));
+          let next: WalWriter;
+          try {
+            next = await WalWriter.open(this.fs, path, number, { bufferedWindowMs: this.opts.bufferedWindowMs });
+          } catch (err) {
+            await this.fs.remove(path).catch(() => undefined);
+            throw err;
+          }
+          const old = this.wal;
+          this.wal = next;
+          this.walFiles.push({ number, maxSeq: 0 });
+          await old.close().catch(() => undefined);
+        }
+        await this.flushRegions(this.allRegions());
+        await this.saveManifest();
+        await this.deleteObsoleteWals();
+      } catch (err) {
+        this.noteBackgroundError(err);
+        continue;
+      }
+      if (this.closed || this.fatal !== undefined) return;
+      for (const w of this.unacked.splice(0)) this.seqs.complete(w);
+      this.noSpace = undefined;
+      this.counters.noSpaceRecoveries++;
+      return;
+    }
   }
 
   memstoreBytes(): number {
@@ -979,8 +1050,9 @@ export class Engine {
     return this.closed;
   }
 
+  /** Why writes are refused: a failure that needs a reopen, or out of space (recovers by itself). */
   get failure(): StoreError | undefined {
-    return this.fatal;
+    return this.fatal ?? this.noSpace;
   }
 }
 

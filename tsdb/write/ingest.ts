@@ -224,7 +224,8 @@ export class Ingestor {
       await this.deps.data.mutate(rows, { durability: g.durability });
       g.resolve();
     } catch (err) {
-      g.reject(new TsdbError('TSDB_STORAGE', `storage failed the write: ${(err as Error).message}`, { cause: err }));
+      const full = (err as { code?: unknown } | null)?.code === 'STORE_NO_SPACE';
+      g.reject(new TsdbError(full ? 'TSDB_STORAGE_FULL' : 'TSDB_STORAGE', `storage failed the write: ${(err as Error).message}`, { cause: err }));
     } finally {
       this.groupsInFlight--;
       if (this.pendingPoints() > 0) this.scheduleFlush();
