@@ -1,7 +1,8 @@
 /**
  * The two rate charts of the operator page (uPlot): ingest (points/s, cells written/s) and
  * queries (queries/s; rows read/s on a second axis, as it runs orders of magnitude
- * higher). Each is created once; refreshes call setData, resizes setSize.
+ * higher), over the last 15 minutes whatever the history holds (a fresh server has a few
+ * samples at the right edge). Each is created once; refreshes call setData, resizes setSize.
  */
 import uPlot from 'uplot';
 import { formatAxisValue } from '../../lib/format.js';
@@ -14,6 +15,8 @@ interface ChartSpec {
 }
 
 const HEIGHT = 180;
+/** The span the charts show: the server keeps 15 minutes of 5 s samples. */
+const HISTORY_SPAN_MS = 15 * 60_000;
 
 function widthOf(target: HTMLElement): number {
   return Math.max(240, Math.floor(target.getBoundingClientRect().width));
@@ -27,8 +30,13 @@ export class RateChart {
     this.spec = spec;
   }
 
-  update(history: OpsOverview['history']): void {
+  /** The x range in seconds: the history's full span (capacity × interval) up to now. */
+  private xRange: [number, number] = [0, 1];
+
+  update(history: OpsOverview['history'], nowMs: number): void {
     const data = historyToAligned(history, this.spec.series.map((s) => s.name)) as uPlot.AlignedData;
+    const end = Math.max(nowMs, history.timesMs.at(-1) ?? nowMs) / 1000;
+    this.xRange = [end - (HISTORY_SPAN_MS / 1000), end];
     if (this.plot !== undefined) {
       this.plot.setData(data);
       return;
@@ -39,7 +47,7 @@ export class RateChart {
       {
         width: widthOf(this.spec.target),
         height: HEIGHT,
-        scales: Object.fromEntries([['x', { time: true }], ...scales.map((s) => [s, { range: (_u: uPlot, _min: number, max: number): uPlot.Range.MinMax => [0, max > 0 ? max * 1.1 : 1] }])]),
+        scales: Object.fromEntries([['x', { time: true, range: (): uPlot.Range.MinMax => this.xRange }], ...scales.map((s) => [s, { range: (_u: uPlot, _min: number, max: number): uPlot.Range.MinMax => [0, max > 0 ? max * 1.1 : 1] }])]),
         series: [{}, ...this.spec.series.map((s) => ({ label: s.label, stroke: s.stroke, width: 1.5, scale: s.scale, spanGaps: false, value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${formatAxisValue(v)}/s`) }))],
         axes: [{}, ...scales.map((s, i) => ({ scale: s, side: i === 0 ? 3 : 1, size: 64, values: axisValues, grid: { show: i === 0 } }))],
         legend: { live: true },

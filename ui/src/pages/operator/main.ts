@@ -51,8 +51,8 @@ async function refresh(): Promise<void> {
     snapshots.push(o);
     renderAlerts(byId('alerts'), o);
     renderTiles(byId('tiles'), snapshots.previous, o);
-    ingest.update(o.history);
-    queries.update(o.history);
+    ingest.update(o.history, o.timeMs);
+    queries.update(o.history, o.timeMs);
     renderRegions({ hotspots: byId('hotspots'), basis: byId('hot-basis'), tables: byId('tables') }, { latest: o, previous: snapshots.previous, oldest: snapshots.oldest });
     refreshes++;
     status.textContent = `updated ${formatTimestamp(o.timeMs)} · every ${every / 1000} s`;
