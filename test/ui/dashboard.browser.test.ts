@@ -22,6 +22,11 @@ const BIG_POINTS = 50_000;
 
 let h: BrowserHarness;
 
+// The page.evaluate/waitForFunction callbacks run in the browser; the repo's tsconfig has
+// no DOM lib (it is Node code), so the few page globals they touch are declared here.
+declare const document: any;
+declare const location: any;
+
 function points(): PutPoint[] {
   const out: PutPoint[] = [];
   for (let i = 0; i <= 60; i++) {
@@ -47,8 +52,8 @@ async function open(hash: string): Promise<Page> {
 /** Waits until every panel has settled (ok/empty/error) and, for ok panels, drawn. */
 async function settled(page: Page): Promise<void> {
   await page.waitForFunction(() => {
-    const panels = [...document.querySelectorAll<HTMLElement>('section.panel')];
-    return panels.length > 0 && panels.every((p) => ['ok', 'empty', 'error', 'idle'].includes(p.dataset['state'] ?? '') && (p.dataset['state'] !== 'ok' || p.dataset['drawMs'] !== undefined));
+    const panels = [...document.querySelectorAll('section.panel')];
+    return panels.length > 0 && panels.every((p: any) => ['ok', 'empty', 'error', 'idle'].includes(p.dataset['state'] ?? '') && (p.dataset['state'] !== 'ok' || p.dataset['drawMs'] !== undefined));
   });
 }
 
@@ -79,8 +84,8 @@ describe('dashboard in chromium', () => {
     await settled(page);
     expect(await page.locator('section.panel').getAttribute('data-state')).toBe('ok');
     const scan = await page.evaluate(() => {
-      const canvas = document.querySelector<HTMLCanvasElement>('section.panel canvas')!;
-      const over = document.querySelector<HTMLElement>('section.panel .u-over')!;
+      const canvas = document.querySelector('section.panel canvas')!;
+      const over = document.querySelector('section.panel .u-over')!;
       const ctx = canvas.getContext('2d')!;
       const ratio = canvas.width / canvas.getBoundingClientRect().width;
       const left = Math.round(over.offsetLeft * ratio);
@@ -215,7 +220,7 @@ describe('dashboard in chromium', () => {
     const draws: number[] = [];
     for (let attempt = 0; attempt < 3; attempt++) {
       const page = await open(`start=${BIG_BASE_MS}&end=${BIG_BASE_MS + BIG_POINTS * 1000}&m=${encodeURIComponent('sum:ui.test.big{host=*}')}`);
-      await page.waitForFunction(() => document.querySelector<HTMLElement>('section.panel')?.dataset['drawMs'] !== undefined, undefined, { timeout: 30_000 });
+      await page.waitForFunction(() => document.querySelector('section.panel')?.dataset['drawMs'] !== undefined, undefined, { timeout: 30_000 });
       const panel = page.locator('section.panel');
       expect(await panel.getAttribute('data-points')).toBe(String(3 * BIG_POINTS));
       draws.push(Number(await panel.getAttribute('data-draw-ms')));
