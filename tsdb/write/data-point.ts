@@ -62,12 +62,19 @@ export function validatePointValue(p: IncomingPoint): void {
   }
 }
 
+/** Longest metric, tag key or tag value in UTF-8 bytes (OpenTSDB has none; HBase's key limit is 32 KiB). */
+export const MAX_NAME_BYTES = 1024;
+
 /**
  * OpenTSDB's name check: a-z A-Z 0-9 - _ . / and any Unicode letter, plus `specialChars`.
  * Message: `Invalid metric name ("x y"): illegal character:  `.
  */
 export function checkName(what: string, s: string, specialChars: string): void {
   if (s.length === 0) throw illegal(`Invalid ${what} (""): empty string`);
+  // A name is the key of its UID row: bound it well under the store's key limit.
+  if (s.length > MAX_NAME_BYTES / 4 && Buffer.byteLength(s) > MAX_NAME_BYTES) {
+    throw illegal(`Invalid ${what} ("${s.slice(0, 40)}…"): longer than ${MAX_NAME_BYTES} bytes`);
+  }
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
     if ((c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c === 45 || c === 95 || c === 46 || c === 47) continue;

@@ -141,7 +141,7 @@ function respond(reply: FastifyReply, q: PutQuery, total: number, errors: readon
   const failed = errors.length;
   const success = total - failed;
   if (q.details !== undefined) {
-    return reply.code(failed > 0 ? 400 : 200).send({ success, failed, errors: errors.map((e) => ({ datapoint: e.datapoint, error: e.error })) });
+    return reply.code(failed > 0 ? 400 : 200).send({ success, failed, errors: errors.map((e) => ({ datapoint: echo(e.datapoint), error: e.error })) });
   }
   if (q.summary !== undefined) return reply.code(failed > 0 ? 400 : 200).send({ success, failed });
   if (failed > 0) {
@@ -206,6 +206,16 @@ function timestampOfJson(t: unknown): number {
   const n = typeof t === 'number' ? t : typeof t === 'string' && /^\d+$/.test(t) ? Number(t) : typeof t === 'bigint' ? Number(t) : NaN;
   if (!Number.isSafeInteger(n) || n <= 0) throw illegal('Invalid timestamp');
   return n;
+}
+
+/** A rejected datapoint as ?details echoes it, nesting cut at 8 levels (JSON.stringify recurses). */
+function echo(v: unknown, depth = 0): unknown {
+  if (v === null || typeof v !== 'object') return typeof v === 'bigint' ? v.toString() : v;
+  if (depth >= 8) return '(nested too deeply)';
+  if (Array.isArray(v)) return v.map((x) => echo(x, depth + 1));
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(v)) Object.defineProperty(out, k, { value: echo((v as Record<string, unknown>)[k], depth + 1), enumerable: true });
+  return out;
 }
 
 function illegal(message: string): TsdbError {
