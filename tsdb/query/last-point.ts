@@ -60,6 +60,15 @@ export async function lastPoint(tsdb: Tsdb, tsuid: Uint8Array, backScanHours: nu
   const start = template.subarray(0, baseOffset);
   // One past the current hour's prefix: [salt][metric][nowHour + 1 h) (or the end of the metric).
   const stop = nowHour + 3600 > MAX_BASE_TIME_S ? undefined : patchBaseTime(template, baseOffset, nowHour + 3600).subarray(0, baseOffset + 4);
+  if (!tsdb.store.capabilities.reverseScan) {
+    // A backend without reverse scans (the Bigtable emulator): read the series' rows
+    // forward and keep the newest point seen.
+    let last: LastPoint | undefined;
+    for await (const rows of tsdb.data.scan({ start: start.slice(), ...(stop === undefined ? {} : { end: stop.slice() }), filter, families: [DATA_FAMILY], batchRows: 256 })) {
+      for (const row of rows) last = newest(row.cells, baseTimeOfKey(w, row.key)) ?? last;
+    }
+    return last;
+  }
   for await (const rows of tsdb.data.scan({ start: start.slice(), ...(stop === undefined ? {} : { end: stop.slice() }), reverse: true, filter, families: [DATA_FAMILY], batchRows: 16 })) {
     for (const row of rows) {
       const p = newest(row.cells, baseTimeOfKey(w, row.key));
@@ -75,7 +84,7 @@ const ROWS_PER_SERIES_BUDGET = 4;
 /** The newest point of each series (undefined for a series with no point), in `tsuids` order. */
 export async function lastPoints(tsdb: Tsdb, tsuids: readonly Uint8Array[], backScanHours: number, nowMs: number): Promise<Array<LastPoint | undefined>> {
   const out: Array<LastPoint | undefined> = new Array<LastPoint | undefined>(tsuids.length).fill(undefined);
-  if (backScanHours > 0 || tsuids.length < 2) {
+  if (backScanHours > 0 || tsuids.length < 2 || !tsdb.store.capabilities.reverseScan) {
     await Promise.all(tsuids.map(async (t, i) => { out[i] = await lastPoint(tsdb, t, backScanHours, nowMs); }));
     return out;
   }

@@ -1,5 +1,6 @@
 /** A Tsdb on an in-memory store with a settable clock, for write/read tests. */
 import { openMemoryStore } from '../../../core/index.js';
+import type { Store } from '../../../core/api/store.js';
 import type { TsdbConfig } from '../../../tsdb/config.js';
 import { Tsdb } from '../../../tsdb/tsdb.js';
 import type { IncomingPoint } from '../../../tsdb/write/data-point.js';
@@ -10,9 +11,18 @@ export interface Fixture {
   clock: { now: number };
 }
 
+/** Opens the fixture's store on a clock; the memory store unless useFixtureStore() set one. */
+type FixtureStoreFactory = (clock: () => number) => Promise<Store>;
+let storeFactory: FixtureStoreFactory | undefined;
+
+/** Runs the tests that use openFixture on another backend (test/bigtable/tsdb.bigtable.test.ts). */
+export function useFixtureStore(factory: FixtureStoreFactory | undefined): void {
+  storeFactory = factory;
+}
+
 export async function openFixture(config: Partial<TsdbConfig> = {}, startMs = Date.UTC(2026, 0, 1)): Promise<Fixture> {
   const clock = { now: startMs };
-  const store = await openMemoryStore({ clock: () => clock.now });
+  const store = storeFactory !== undefined ? await storeFactory(() => clock.now) : await openMemoryStore({ clock: () => clock.now });
   const tsdb = await Tsdb.open(store, { config, now: () => clock.now, background: false });
   return { tsdb, clock };
 }
