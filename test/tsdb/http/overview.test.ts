@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { fromHex, toHex } from '../../../core/api/bytes.js';
-import { openMemoryStore } from '../../../core/index.js';
+import { MemFileSystem } from '../../../core/fs/mem-fs.js';
+import { openEmbeddedStore, openMemoryStore } from '../../../core/index.js';
 import { buildServer } from '../../../tsdb/server/build-server.js';
 import type { Overview, OverviewRegion } from '../../../tsdb/server/overview/overview-snapshot.js';
 import { DATA_TABLE, dataTableSpec } from '../../../tsdb/tables.js';
@@ -130,5 +131,50 @@ describe('GET /api/horae/overview', () => {
     const r = dataRegions(await overview(app)).find((x) => x.start === toHex(inside))!;
     expect(r.startHint).toEqual({ salt: 3, metricUid: '000001', metric: 'sys.cpu.user', baseTimeSec: T0 });
     expect(r.endHint).toEqual({ salt: 4 });
+  });
+
+  it('on the embedded store: files, flushes and splits show, and regions split off a hot bucket carry the metric hint', async () => {
+    const store = await openEmbeddedStore({
+      dir: '/db', fs: new MemFileSystem(), memstoreFlushBytes: 4096, regionSplitBytes: 8192, blockSizeBytes: 256, compactionMinFiles: 3, maintenanceIntervalMs: 0,
+    });
+    try {
+      const tsdb = await Tsdb.open(store, { background: false });
+      app = await buildServer({ tsdb });
+      // One series, one point per hour: 1500 rows, all in the series' bucket.
+      for (let k = 0; k < 3; k++) {
+        await put(app, Array.from({ length: 500 }, (_, i) => ({ metric: 'hot.metric', timestamp: T0 + (k * 500 + i) * 3600, value: i, tags: { host: 'busy' } })));
+      }
+      await store.idle();
+      const [bucket] = [...(await bucketsOf(tsdb))];
+      const o = await overview(app);
+      expect(o.backend).toBe('embedded');
+      expect(o.store.flushesDone).toBeGreaterThan(0);
+      expect(o.store.splitsDone).toBeGreaterThan(0);
+      expect(o.store.files).toBeGreaterThan(0);
+      const regions = dataRegions(o);
+      expect(regions.length).toBeGreaterThan(20);
+      const split = regions.filter((r) => r.startHint?.metric !== undefined);
+      expect(split.length).toBeGreaterThan(0);
+      for (const r of split) {
+        expect(r.startHint).toMatchObject({ salt: bucket, metricUid: '000001', metric: 'hot.metric' });
+        expect(r.startHint!.baseTimeSec! % 3600).toBe(0);
+      }
+      const inBucket = regions.filter((r) => (r.startHint?.salt ?? 0) === bucket);
+      const elsewhere = regions.filter((r) => (r.startHint?.salt ?? 0) !== bucket);
+      expect(inBucket.reduce((s, r) => s + r.files, 0)).toBeGreaterThan(0);
+      expect(inBucket.reduce((s, r) => s + r.fileBytes, 0)).toBeGreaterThan(0);
+      expect(elsewhere.reduce((s, r) => s + r.cellsWritten + r.files, 0)).toBe(0);
+      expect(o.store.walBytes).toBeGreaterThan(0);
+      // A query over the flushed hours goes through the block cache.
+      expect((await app.inject({ method: 'GET', url: `/api/query?start=${T0}&end=${T0 + 1500 * 3600}&m=sum:hot.metric` })).statusCode).toBe(200);
+      const after = await overview(app);
+      expect(after.store.blockCache.hits + after.store.blockCache.misses).toBeGreaterThan(0);
+      const reads = (x: Overview): number => dataRegions(x).filter((r) => (r.startHint?.salt ?? 0) === bucket).reduce((s, r) => s + r.rowsRead, 0);
+      expect(reads(after) - reads(o)).toBe(1500); // bucketsOf's scan read them once before
+    } finally {
+      await app?.close();
+      app = undefined;
+      await store.close();
+    }
   });
 });
