@@ -49,8 +49,7 @@ export function buildFallbackEmulator(): string {
   return out.trim().split('\n').pop()!;
 }
 
-function choose(): { bin: string; kind: 'gcloud' | 'debian' } {
-  const want = process.env.HORAE_BIGTABLE_EMULATOR ?? 'auto';
+function choose(want: string): { bin: string; kind: 'gcloud' | 'debian' } {
   if (want !== 'auto' && want !== 'gcloud' && want !== 'debian') {
     throw new Error(`HORAE_BIGTABLE_EMULATOR=${want}: expected auto, gcloud or debian`);
   }
@@ -85,8 +84,8 @@ function canConnect(port: number): Promise<boolean> {
 }
 
 /** Starts an emulator on 127.0.0.1 and waits until it accepts connections (10 s at most). */
-export async function startEmulator(): Promise<Emulator> {
-  const { bin, kind } = choose();
+export async function startEmulator(want = process.env.HORAE_BIGTABLE_EMULATOR ?? 'auto'): Promise<Emulator> {
+  const { bin, kind } = choose(want);
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
     const child: ChildProcess = spawn(bin, ['-host', '127.0.0.1', '-port', String(port)], { stdio: ['ignore', 'ignore', 'pipe'] });

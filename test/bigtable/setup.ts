@@ -17,9 +17,9 @@ let current: Emulator | undefined;
 let prefixes = 0;
 
 /** Registers the file's emulator; returns a getter for it (valid inside tests). */
-export function useEmulator(): () => Emulator {
+export function useEmulator(kind?: 'auto' | 'gcloud' | 'debian'): () => Emulator {
   beforeAll(async () => {
-    current = await startEmulator();
+    current = await startEmulator(kind);
     process.env.BIGTABLE_EMULATOR_HOST = current.host;
   }, 120_000);
   afterAll(async () => {

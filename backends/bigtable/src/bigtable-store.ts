@@ -46,6 +46,8 @@ export interface BigtableStoreOptions extends ConnectionOptions {
   readonly reverseScan?: boolean | undefined;
   readonly retry?: Partial<RetryPolicy> | undefined;
   readonly limits?: Partial<WriteLimits> | undefined;
+  /** A connection to use instead of one made from these options (tests inject faults). */
+  readonly connection?: Connection | undefined;
 }
 
 const FILTERS: ReadonlySet<RowFilterKind> = new Set<RowFilterKind>(['keyRegex', 'fuzzyKey', 'prefix', 'qualifierRange', 'timeRange', 'and']);
@@ -72,7 +74,7 @@ const DEFAULT_LIMITS: WriteLimits = { maxMutationsPerRequest: 100_000, maxReques
 export async function openBigtableStore(opts: BigtableStoreOptions): Promise<Store> {
   const prefix = opts.tablePrefix ?? '';
   validatePrefix(prefix);
-  const conn = new Connection(opts);
+  const conn = opts.connection ?? new Connection(opts);
   const store = new BigtableStore(conn, opts, prefix);
   try {
     await store.ensureMetaTable();

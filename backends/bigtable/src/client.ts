@@ -131,6 +131,11 @@ export class Connection {
     return t;
   }
 
+  /** Sets a family's GC rule (ModifyColumnFamilies), e.g. after a TTL change. */
+  async updateGcRule(tableId: string, family: string, gcRule: IGcRule): Promise<void> {
+    await this.admin.modifyColumnFamilies({ name: this.tablePath(tableId), modifications: [{ id: family, update: { gcRule } }] }, noRetry(this.timeoutMs));
+  }
+
   async deleteTable(tableId: string): Promise<void> {
     await this.admin.deleteTable({ name: this.tablePath(tableId) }, noRetry(this.timeoutMs));
   }
