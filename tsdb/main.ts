@@ -10,6 +10,7 @@ import { openEmbeddedStore } from '../core/index.js';
 import { NodeFileSystem } from '../core/fs/node-fs.js';
 import { testFileSystem } from '../core/fs/test-fs.js';
 import { parseServeCommand } from './cli/args.js';
+import { loadTokenAuth } from './cli/auth-file.js';
 import { openRemoteStore } from './cli/open-store.js';
 import { processIo, runCli } from './cli/run-cli.js';
 import { startServer } from './server/server.js';
@@ -24,6 +25,9 @@ async function main(): Promise<void> {
   }
   const s = parseServeCommand(argv, process.env);
   for (const w of s.warnings) process.stderr.write(`warning: ${w}\n`);
+  // Before the store opens: a bad tokens file stops the start with its file:line.
+  const auth = loadTokenAuth({ authTokensFile: s.tsdb.authTokensFile ?? '', authTokens: s.tsdb.authTokens ?? '' },
+    (w) => process.stderr.write(`warning: ${w}\n`));
   const dataDir = resolve(s.dataDir);
   // HORAE_TEST_FS (tests only; core/fs/test-fs.ts) swaps in a fault-injecting file system.
   const fs = testFileSystem(process.env, dataDir, new NodeFileSystem());
@@ -37,6 +41,7 @@ async function main(): Promise<void> {
     bind: s.bind,
     config: s.tsdb,
     log: (msg) => process.stderr.write(`horae: ${msg}\n`),
+    ...(auth === undefined ? {} : { auth }),
   });
   console.log(`horae ${VERSION} listening on ${server.address}:${server.port} (HTTP and telnet), data in ${s.storeUrl ?? dataDir}`);
   let stopping = false;

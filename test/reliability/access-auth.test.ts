@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseServeCommand } from '../../tsdb/cli/args.js';
-import { AuthConfigError, loadTokenAuth, tokenOfAuthorization } from '../../tsdb/server/auth.js';
+import { loadTokenAuth } from '../../tsdb/cli/auth-file.js';
+import { AuthConfigError, tokenOfAuthorization } from '../../tsdb/server/auth.js';
 import type { RunningServer } from '../../tsdb/server/server.js';
 import { NOW_MS, RawClient, httpText, rawRequest, startSecServer } from './helpers/sec-server.js';
 

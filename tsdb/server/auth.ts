@@ -2,7 +2,7 @@
  * Optional bearer-token authentication for HTTP and telnet (docs/SECURITY.md).
  *
  * Tokens come from a file (horae.auth.tokens_file: one `token role` per line, `#`
- * comments) and/or inline entries (horae.auth.tokens or the environment variable
+ * comments; read by tsdb/cli/auth-file.ts) and/or inline entries (horae.auth.tokens or the environment variable
  * HORAE_AUTH_TOKENS: `token role` entries separated by commas or newlines). No token at
  * all: authentication is off and every client has the write role, as in OpenTSDB.
  * Roles: `read` (queries, lookups, stats) and `write` (also /api/put, annotations, UID
@@ -20,7 +20,6 @@
  * time taken does not depend on how much of a token matched or which entry it is.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { readFileSync, statSync } from 'node:fs';
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TsdbConfig } from '../config.js';
@@ -87,22 +86,24 @@ export class TokenAuth implements Authenticator {
   }
 }
 
+/** A tokens file's content, read by the caller (tsdb/cli/auth-file.ts: only tsdb/cli touches files). */
+export interface TokensFile {
+  readonly path: string;
+  readonly text: string;
+}
+
 /**
  * The authenticator the config asks for, or undefined when authentication is off.
- * `warn` hears about a tokens file other users can read.
+ * `file` is the content of horae.auth.tokens_file when one is configured; throws
+ * AuthConfigError when it is configured but not given.
  */
-export function loadTokenAuth(config: Pick<TsdbConfig, 'authTokensFile' | 'authTokens'>,
-  warn?: (msg: string) => void): TokenAuth | undefined {
+export function tokenAuthOf(config: Pick<TsdbConfig, 'authTokensFile' | 'authTokens'>, file?: TokensFile): TokenAuth | undefined {
   const sources: Array<{ name: string; text: string; separator: RegExp }> = [];
   if (config.authTokensFile !== '') {
-    let text: string;
-    try {
-      text = readFileSync(config.authTokensFile, 'utf8');
-      if ((statSync(config.authTokensFile).mode & 0o004) !== 0) warn?.(`auth: ${config.authTokensFile} is readable by every user (chmod 600 it)`);
-    } catch (err) {
-      throw new AuthConfigError(`cannot read tokens file ${config.authTokensFile}: ${(err as Error).message}`);
+    if (file === undefined || file.path !== config.authTokensFile) {
+      throw new AuthConfigError(`tokens file ${config.authTokensFile} was not loaded (start the server through tsdb/main.ts or pass it)`);
     }
-    sources.push({ name: config.authTokensFile, text, separator: /\r?\n/ });
+    sources.push({ name: file.path, text: file.text, separator: /\r?\n/ });
   }
   if (config.authTokens !== '') sources.push({ name: 'horae.auth.tokens (HORAE_AUTH_TOKENS) entry', text: config.authTokens, separator: /[,\n]/ });
   if (sources.length === 0) return undefined;

@@ -6,7 +6,7 @@
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Tsdb } from '../tsdb.js';
-import { installAuth, loadTokenAuth } from './auth.js';
+import { installAuth, tokenAuthOf } from './auth.js';
 import type { Authenticator } from './auth.js';
 import { installBodyParsers } from './body-parsers.js';
 import { installCompression } from './compress.js';
@@ -48,7 +48,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   installErrorHandlers(app);
   installUrlLimit(app, c.httpMaxUrlBytes);
   installCors(app, c);
-  installAuth(app, opts.auth ?? loadTokenAuth(c));
+  installAuth(app, opts.auth ?? tokenAuthOf(c));
   installCompression(app);
   installBodyParsers(app);
   registerPutRoutes(app, tsdb);

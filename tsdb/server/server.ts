@@ -9,7 +9,8 @@ import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../core/api/store.js';
 import type { TsdbConfig } from '../config.js';
 import { Tsdb } from '../tsdb.js';
-import { loadTokenAuth } from './auth.js';
+import { tokenAuthOf } from './auth.js';
+import type { Authenticator } from './auth.js';
 import { buildServer } from './build-server.js';
 import { listen } from './listener.js';
 import type { Listener } from './listener.js';
@@ -25,6 +26,8 @@ export interface StartServerOptions {
   readonly ownsStore?: boolean;
   readonly now?: () => number;
   readonly log?: (msg: string) => void;
+  /** Token authentication; absent: from the config's inline horae.auth.tokens (a tokens file is loaded by tsdb/cli/auth-file.ts). */
+  readonly auth?: Authenticator;
 }
 
 export interface RunningServer {
@@ -45,7 +48,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     ...(opts.now === undefined ? {} : { now: opts.now }),
   });
   let listener: Listener | undefined;
-  const auth = loadTokenAuth(tsdb.config, opts.log);
+  const auth = opts.auth ?? tokenAuthOf(tsdb.config);
   const app = await buildServer({
     tsdb,
     status,
