@@ -2,7 +2,7 @@
  * The operator page in a real browser (Debian chromium via playwright-core) against a real
  * server on an embedded store: it lists the regions of every table, marks the salt bucket
  * and the region that took the writes as hot, and its live ingest rate follows the writes.
- * Screenshot: test-artifacts/operator.png.
+ * Screenshots: test-artifacts/operator.png and operator-dark.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -88,8 +88,17 @@ describe('operator page', () => {
     await harness.screenshot(page, 'operator');
     await waitIngest(page, 'v === 0');
 
-    // Charts drawn by uPlot, and a page that ran without errors.
+    // Charts drawn by uPlot; the dark theme on request; a page that ran without errors.
     expect(await page.locator('.chart .uplot').count()).toBe(2);
+    const dark = await harness.newPage();
+    try {
+      await dark.goto(harness.url('/operator?theme=dark'));
+      await dark.waitForSelector('table.regions[data-table="tsdb"] tr[data-hot="true"]');
+      expect(await dark.locator('html').getAttribute('data-theme')).toBe('dark');
+      await harness.screenshot(dark, 'operator-dark');
+    } finally {
+      await dark.close();
+    }
     expect(harness.pageErrors).toEqual([]);
   }, 45_000);
 });

@@ -44,11 +44,13 @@ describe('bucketWrites', () => {
 });
 
 describe('heat', () => {
-  it('is 0 without writes, rises with the skew and is 1 from HOT_SKEW', () => {
-    const [idle, fair, hot] = [{ writes: 0, share: 0, skew: 0, hot: false }, { writes: 1, share: 0.25, skew: 1, hot: false }, { writes: 9, share: 0.9, skew: 8, hot: true }];
-    expect(heat(idle)).toBe(0);
-    expect(heat(fair)).toBeGreaterThan(0);
-    expect(heat(fair)).toBeLessThan(0.5);
-    expect(heat(hot)).toBe(1);
+  it('is 0 without writes, calm up to the fair share, rises with the skew and is 1 from HOT_SKEW', () => {
+    const share = (writes: number, skew: number) => ({ writes, share: 0, skew, hot: false });
+    expect(heat(share(0, 0))).toBe(0);
+    expect(heat(share(1, 0.5))).toBe(0.1);
+    expect(heat(share(1, 1))).toBe(0.1);
+    expect(heat(share(1, 2.5))).toBeCloseTo(0.55);
+    expect(heat(share(9, HOT_SKEW))).toBe(1);
+    expect(heat(share(9, 8))).toBe(1);
   });
 });

@@ -49,8 +49,11 @@ export function bucketWrites(regions: readonly { readonly salt: number | undefin
   return out;
 }
 
-/** Heat of a part for its colour: 0 (no writes) .. 1 (hot or all the writes). */
+/**
+ * Heat of a part for its colour: 0 without writes, 0.1 at or below its fair share (an even
+ * spread looks calm), rising linearly to 1 at HOT_SKEW times the fair share.
+ */
 export function heat(s: Share): number {
   if (s.writes === 0) return 0;
-  return Math.min(1, 0.15 + (0.85 * Math.min(s.skew, HOT_SKEW)) / HOT_SKEW);
+  return 0.1 + 0.9 * Math.min(1, Math.max(0, (s.skew - 1) / (HOT_SKEW - 1)));
 }

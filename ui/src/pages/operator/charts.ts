@@ -7,9 +7,12 @@
 import uPlot from 'uplot';
 import { formatAxisValue } from '../../lib/format.js';
 import { historyToAligned } from '../../lib/ops-history.js';
+import type { ThemeName } from '../../lib/dashboard-state.js';
 import type { OpsOverview, OpsRateName } from '../../lib/ops-overview.js';
+import { chartPalette } from '../../lib/theme.js';
 
 interface ChartSpec {
+  readonly theme: ThemeName;
   readonly target: HTMLElement;
   readonly series: readonly { readonly name: OpsRateName; readonly label: string; readonly stroke: string; readonly scale: string }[];
 }
@@ -43,13 +46,15 @@ export class RateChart {
     }
     const scales = [...new Set(this.spec.series.map((s) => s.scale))];
     const axisValues = (_u: uPlot, vals: number[]): string[] => vals.map((v) => `${formatAxisValue(v)}/s`);
+    const pal = chartPalette(this.spec.theme);
+    const axisStyle = { stroke: pal.axis, grid: { stroke: pal.grid, width: 1 }, ticks: { stroke: pal.grid, width: 1 } };
     this.plot = new uPlot(
       {
         width: widthOf(this.spec.target),
         height: HEIGHT,
         scales: Object.fromEntries([['x', { time: true, range: (): uPlot.Range.MinMax => this.xRange }], ...scales.map((s) => [s, { range: (_u: uPlot, _min: number, max: number): uPlot.Range.MinMax => [0, max > 0 ? max * 1.1 : 1] }])]),
         series: [{}, ...this.spec.series.map((s) => ({ label: s.label, stroke: s.stroke, width: 1.5, scale: s.scale, spanGaps: false, value: (_u: uPlot, v: number | null) => (v === null ? '—' : `${formatAxisValue(v)}/s`) }))],
-        axes: [{}, ...scales.map((s, i) => ({ scale: s, side: i === 0 ? 3 : 1, size: 64, values: axisValues, grid: { show: i === 0 } }))],
+        axes: [axisStyle, ...scales.map((s, i) => ({ ...axisStyle, scale: s, side: i === 0 ? 3 : 1, size: 64, values: axisValues, grid: { ...axisStyle.grid, show: i === 0 } }))],
         legend: { live: true },
       },
       data,

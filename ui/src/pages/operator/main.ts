@@ -1,16 +1,17 @@
 /**
  * The operator page: polls GET /api/horae/overview every `?refresh=<ms>` (default 2000,
- * at least 250) and redraws the tiles, the rate charts (the server's 15-minute history),
+ * at least 250; `?theme=light|dark`, else the browser's preference) and redraws the tiles, the rate charts (the server's 15-minute history),
  * the write-distribution strips and the region tables. A failed refresh keeps the last
  * picture and says so in the status line; the next one retries.
  */
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
+import type { ThemeName } from '../../lib/dashboard-state.js';
 import { formatTimestamp } from '../../lib/format.js';
 import { fetchOverview } from '../../lib/ops-overview.js';
 import { SnapshotWindow } from '../../lib/ops-rates.js';
+import { applyTheme, chartPalette, resolveTheme } from '../../lib/theme.js';
 import { RateChart } from './charts.js';
-import { byId } from './dom.js';
 import { renderRegions } from './regions-view.js';
 import { renderAlerts, renderTiles } from './tiles.js';
 
@@ -19,26 +20,45 @@ const MIN_REFRESH_MS = 250;
 /** Shares in the hotspot view compare the writes of the last minute. */
 const SHARE_WINDOW_MS = 60_000;
 
+const params = new URLSearchParams(location.search);
+
 function refreshMs(): number {
-  const v = Number(new URLSearchParams(location.search).get('refresh'));
+  const v = Number(params.get('refresh'));
   return Number.isFinite(v) && v > 0 ? Math.max(MIN_REFRESH_MS, v) : DEFAULT_REFRESH_MS;
 }
 
+function chosenTheme(): ThemeName | undefined {
+  const t = params.get('theme');
+  return t === 'light' || t === 'dark' ? t : undefined;
+}
+
+/** The element with `id`; throws when the page lacks it (a broken page should say so). */
+function byId(id: string): HTMLElement {
+  const e = document.getElementById(id);
+  if (e === null) throw new Error(`operator page: no #${id}`);
+  return e;
+}
+
+const theme = resolveTheme(chosenTheme());
+applyTheme(theme);
 const every = refreshMs();
+const colours = chartPalette(theme).series;
 const status = byId('status');
 const snapshots = new SnapshotWindow(SHARE_WINDOW_MS);
 const ingest = new RateChart({
+  theme,
   target: byId('chart-ingest'),
   series: [
-    { name: 'points', label: 'points/s', stroke: '#2563eb', scale: 'rate' },
-    { name: 'cellsWritten', label: 'cells written/s', stroke: '#9333ea', scale: 'rate' },
+    { name: 'points', label: 'points/s', stroke: colours[0]!, scale: 'rate' },
+    { name: 'cellsWritten', label: 'cells written/s', stroke: colours[4]!, scale: 'rate' },
   ],
 });
 const queries = new RateChart({
+  theme,
   target: byId('chart-queries'),
   series: [
-    { name: 'queries', label: 'queries/s', stroke: '#059669', scale: 'rate' },
-    { name: 'rowsRead', label: 'rows read/s', stroke: '#d97706', scale: 'rows' },
+    { name: 'queries', label: 'queries/s', stroke: colours[2]!, scale: 'rate' },
+    { name: 'rowsRead', label: 'rows read/s', stroke: colours[3]!, scale: 'rows' },
   ],
 });
 let refreshes = 0;

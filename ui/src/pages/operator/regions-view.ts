@@ -16,7 +16,7 @@ import { formatKey, formatKeyRange } from '../../lib/ops-key-range.js';
 import type { OpsOverview } from '../../lib/ops-overview.js';
 import type { RegionActivity } from '../../lib/ops-rates.js';
 import { regionActivity } from '../../lib/ops-rates.js';
-import { el } from './dom.js';
+import { h } from '../../lib/dom.js';
 
 export interface RegionsViewInput {
   readonly latest: OpsOverview;
@@ -31,6 +31,9 @@ export interface RegionsViewTargets {
   readonly basis: HTMLElement;
   readonly tables: HTMLElement;
 }
+
+/** Past this many cells a strip drops the cells' text (hover shows it). */
+const DENSE_CELLS = 48;
 
 /** Background of a part by its heat: white through amber to red. */
 function heatColour(h: number): string {
@@ -48,16 +51,16 @@ function tableOrder(o: OpsOverview): string[] {
   return o.tables.some((t) => t.name === o.schema.dataTable) ? [o.schema.dataTable, ...names] : names;
 }
 
-function strip(title: string, cells: readonly { label: string; attrs: Record<string, string | number>; share: Share; detail: string }[]): HTMLElement {
-  return el(
+function strip(title: string, cells: readonly { label: string; attrs: Record<string, string>; share: Share; detail: string }[]): HTMLElement {
+  return h(
     'div',
     { class: 'strip-row' },
-    el('div', { class: 'strip-title' }, title),
-    el(
+    h('div', { class: 'strip-title' }, title),
+    h(
       'div',
-      { class: 'strip', role: 'list' },
+      { class: cells.length > DENSE_CELLS ? 'strip dense' : 'strip', role: 'list' },
       ...cells.map((c) =>
-        el(
+        h(
           'div',
           {
             ...c.attrs,
@@ -68,9 +71,9 @@ function strip(title: string, cells: readonly { label: string; attrs: Record<str
             style: `background:${heatColour(heat(c.share))}`,
             title: `${c.detail}\n${formatCount(c.share.writes)} cells written (${formatPercent(c.share.share)}, ${c.share.skew.toFixed(1)}× fair share)`,
           },
-          el('span', { class: 'cell-label' }, c.label),
-          el('span', { class: 'cell-share' }, c.share.writes === 0 ? '' : formatPercent(c.share.share)),
-          c.share.hot ? el('span', { class: 'cell-badge' }, 'HOT') : null,
+          h('span', { class: 'cell-label' }, c.label),
+          h('span', { class: 'cell-share' }, c.share.writes === 0 ? '' : formatPercent(c.share.share)),
+          c.share.hot ? h('span', { class: 'cell-badge' }, 'HOT') : null,
         ),
       ),
     ),
@@ -98,7 +101,7 @@ export function renderRegions(t: RegionsViewTargets, input: RegionsViewInput): v
     if (isData && latest.schema.saltWidth > 0) {
       const buckets = bucketWrites(acts.map((a) => ({ salt: a.region.startHint?.salt, writes: a.writes })), latest.schema.saltBuckets);
       const bShares = writeShares(buckets);
-      strips.push(strip(`${name} by salt bucket`, bShares.map((s, i) => ({ label: String(i), attrs: { 'data-bucket': i }, share: s, detail: `salt bucket ${i}` }))));
+      strips.push(strip(`${name} by salt bucket`, bShares.map((s, i) => ({ label: String(i), attrs: { 'data-bucket': String(i) }, share: s, detail: `salt bucket ${i}` }))));
     }
     strips.push(
       strip(
@@ -116,34 +119,34 @@ function regionTable(name: string, acts: readonly RegionActivity[], shares: read
   const rate = new Map(perSec.map((p) => [p.region.id, p]));
   const head = ['#', 'Key range', 'Size', 'Files', 'Memstore', 'Cells written', 'Writes/s', 'Write share', 'Rows read', 'Reads/s'];
   const sum = (f: (a: RegionActivity) => number): number => acts.reduce((s, a) => s + f(a), 0);
-  return el(
+  return h(
     'div',
     { class: 'table-block' },
-    el('h3', {}, name, el('small', {}, ` ${acts.length} regions · ${formatBytes(sum((a) => a.region.sizeBytes))} · ${formatCount(sum((a) => a.region.files))} files`)),
-    el(
+    h('h3', {}, name, h('small', {}, ` ${acts.length} regions · ${formatBytes(sum((a) => a.region.sizeBytes))} · ${formatCount(sum((a) => a.region.files))} files`)),
+    h(
       'table',
       { class: 'regions', 'data-table': name },
-      el('thead', {}, el('tr', {}, ...head.map((h) => el('th', { scope: 'col' }, h)))),
-      el(
+      h('thead', {}, h('tr', {}, ...head.map((title) => h('th', { scope: 'col' }, title)))),
+      h(
         'tbody',
         {},
         ...acts.map((a, i) => {
           const r = a.region;
           const s = shares[i]!;
           const p = rate.get(r.id);
-          return el(
+          return h(
             'tr',
-            { 'data-region-id': r.id, 'data-salt': salted ? (r.startHint?.salt ?? 0) : undefined, 'data-hot': String(s.hot), class: s.hot ? 'hot' : undefined },
-            el('td', { class: 'num' }, i),
-            el('td', { class: 'range', title: `${r.start || '(start)'} → ${r.end || '(end)'}` }, formatKey(r.start, 'start', r.startHint), el('span', { class: 'arrow' }, ' → '), formatKey(r.end, 'end', r.endHint)),
-            el('td', { class: 'num' }, formatBytes(r.sizeBytes)),
-            el('td', { class: 'num' }, r.files),
-            el('td', { class: 'num' }, formatBytes(r.memstoreBytes)),
-            el('td', { class: 'num' }, formatCount(r.cellsWritten)),
-            el('td', { class: 'num', 'data-rate': 'writes' }, formatRate(p?.writesPerSec)),
-            el('td', { class: 'share' }, el('div', { class: 'bar' }, el('div', { class: 'fill', style: `width:${(s.share * 100).toFixed(1)}%;background:${heatColour(heat(s))}` })), el('span', {}, s.writes === 0 ? '—' : formatPercent(s.share)), s.hot ? el('span', { class: 'cell-badge' }, 'HOT') : null),
-            el('td', { class: 'num' }, formatCount(r.rowsRead)),
-            el('td', { class: 'num', 'data-rate': 'reads' }, formatRate(p?.readsPerSec)),
+            { 'data-region-id': r.id, 'data-salt': salted ? String(r.startHint?.salt ?? 0) : undefined, 'data-hot': String(s.hot), class: s.hot ? 'hot' : undefined },
+            h('td', { class: 'num' }, String(i)),
+            h('td', { class: 'range', title: `${r.start || '(start)'} → ${r.end || '(end)'}` }, formatKey(r.start, 'start', r.startHint), h('span', { class: 'arrow' }, ' → '), formatKey(r.end, 'end', r.endHint)),
+            h('td', { class: 'num' }, formatBytes(r.sizeBytes)),
+            h('td', { class: 'num' }, String(r.files)),
+            h('td', { class: 'num' }, formatBytes(r.memstoreBytes)),
+            h('td', { class: 'num' }, formatCount(r.cellsWritten)),
+            h('td', { class: 'num', 'data-rate': 'writes' }, formatRate(p?.writesPerSec)),
+            h('td', { class: 'share' }, h('div', { class: 'bar' }, h('div', { class: 'fill', style: `width:${(s.share * 100).toFixed(1)}%;background:${heatColour(heat(s))}` })), h('span', {}, s.writes === 0 ? '—' : formatPercent(s.share)), s.hot ? h('span', { class: 'cell-badge' }, 'HOT') : null),
+            h('td', { class: 'num' }, formatCount(r.rowsRead)),
+            h('td', { class: 'num', 'data-rate': 'reads' }, formatRate(p?.readsPerSec)),
           );
         }),
       ),

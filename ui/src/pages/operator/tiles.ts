@@ -7,7 +7,7 @@ import { formatCount } from '../../lib/format.js';
 import { formatAge, formatBytes, formatPercent, formatRate } from '../../lib/ops-format.js';
 import type { OpsOverview } from '../../lib/ops-overview.js';
 import { cacheHitRatio, liveRates } from '../../lib/ops-rates.js';
-import { el } from './dom.js';
+import { h } from '../../lib/dom.js';
 
 interface Tile {
   readonly id: string;
@@ -37,12 +37,12 @@ export function renderTiles(target: HTMLElement, before: OpsOverview | undefined
   ];
   target.replaceChildren(
     ...tiles.map((t) =>
-      el(
+      h(
         'div',
-        { class: t.alarm === true ? 'tile alarm' : 'tile', 'data-tile': t.id, 'data-value': t.value === null ? '' : t.value },
-        el('div', { class: 'tile-label' }, t.label),
-        el('div', { class: 'tile-value' }, t.text),
-        el('div', { class: 'tile-sub' }, t.sub),
+        { class: t.alarm === true ? 'tile alarm' : 'tile', 'data-tile': t.id, 'data-value': t.value === null ? '' : String(t.value) },
+        h('div', { class: 'tile-label' }, t.label),
+        h('div', { class: 'tile-value' }, t.text),
+        h('div', { class: 'tile-sub' }, t.sub),
       ),
     ),
   );
@@ -53,5 +53,5 @@ export function renderAlerts(target: HTMLElement, o: OpsOverview): void {
   const out: string[] = [];
   if (o.store.writeFailure !== undefined) out.push(`Writes stopped: ${o.store.writeFailure} (reopen the store to recover)`);
   if ((o.store.backgroundErrors ?? 0) > 0) out.push(`${o.store.backgroundErrors} background errors; last: ${o.store.lastBackgroundError ?? 'unknown'}`);
-  target.replaceChildren(...out.map((m) => el('div', { class: 'alert', role: 'alert' }, m)));
+  target.replaceChildren(...out.map((m) => h('div', { class: 'alert', role: 'alert' }, m)));
 }
