@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatAxisValue, formatCount, formatDurationMs, formatLegendValue, formatTimestamp } from '../../ui/src/lib/format.js';
+import { formatAxisValue, formatCount, formatDurationMs, formatLegendValue, formatTimeTicks, formatTimestamp } from '../../ui/src/lib/format.js';
 
 describe('format', () => {
   it('formats axis values with SI prefixes from 10k', () => {
@@ -25,5 +25,14 @@ describe('format', () => {
     expect(formatDurationMs(1234)).toBe('1.2 s');
     expect(formatTimestamp(Date.UTC(2026, 0, 2, 3, 4, 5), true)).toBe('2026-01-02 03:04:05');
     expect(formatTimestamp(Date.UTC(2026, 0, 2, 3, 4, 5, 7), true)).toBe('2026-01-02 03:04:05.007');
+  });
+
+  it('labels time ticks as precisely as their spacing needs, with the date on day changes', () => {
+    const t = Date.UTC(2026, 0, 1, 23, 0, 0);
+    expect(formatTimeTicks([t, t + 1_800_000, t + 3_600_000], 1_800_000, true)).toEqual(['23:00\n01-01', '23:30', '00:00\n01-02']);
+    expect(formatTimeTicks([t, t + 15_000], 15_000, true)).toEqual(['23:00:00\n01-01', '23:00:15']);
+    expect(formatTimeTicks([t + 250], 250, true)).toEqual(['23:00:00.250\n01-01']);
+    const d = Date.UTC(2025, 11, 31);
+    expect(formatTimeTicks([d, d + 86_400_000], 86_400_000, true)).toEqual(['12-31\n2025', '01-01\n2026']);
   });
 });

@@ -11,7 +11,7 @@
  */
 import uPlot from 'uplot';
 import type { AxisRange, Panel, ThemeName } from './dashboard-state.js';
-import { formatAxisValue, formatLegendValue, formatTimestamp } from './format.js';
+import { formatAxisValue, formatLegendValue, formatTimeTicks, formatTimestamp } from './format.js';
 import { chartPalette } from './theme.js';
 import type { ChartSeries, PanelData } from './to-aligned.js';
 
@@ -100,7 +100,10 @@ export class Chart {
       y: yScale(panel.ylog, panel.yrange),
     };
     if (hasY2) scales['y2'] = yScale(panel.y2log, panel.y2range);
-    const axes: uPlot.Axis[] = [{ ...axisStyle, space: 80 }, yAxis('y', panel.ylabel, 3)];
+    const axes: uPlot.Axis[] = [
+      { ...axisStyle, space: 80, values: (_u, splits, _ai, _space, incr) => formatTimeTicks(splits, incr) },
+      yAxis('y', panel.ylabel, 3),
+    ];
     if (hasY2) axes.push(yAxis('y2', panel.y2label, 1));
     return {
       width: Math.max(100, this.#container.clientWidth),

@@ -63,3 +63,30 @@ export function formatTimestamp(ms: number, utc = false): string {
     : [d.getFullYear(), d.getMonth() + 1, d.getDate(), d.getHours(), d.getMinutes(), d.getSeconds(), d.getMilliseconds()];
   return `${y}-${pad(mo)}-${pad(da)} ${pad(h)}:${pad(mi)}:${pad(s)}${msec === 0 ? '' : `.${pad(msec, 3)}`}`;
 }
+
+/**
+ * Time-axis tick labels in 24-hour time, as precise as the tick spacing needs: `HH:mm:ss.SSS`
+ * below a second, `HH:mm:ss` below a minute, `HH:mm` below a day, `MM-dd` above; the first
+ * tick and every tick on a new day (or year, for day ticks) get the date on a second line.
+ */
+export function formatTimeTicks(splitsMs: readonly number[], incrMs: number, utc = false): string[] {
+  let prevDay = '';
+  let prevYear = '';
+  return splitsMs.map((ms) => {
+    const full = formatTimestamp(Math.round(ms), utc);
+    const day = full.slice(5, 10);
+    const year = full.slice(0, 4);
+    const time = full.slice(11, 19);
+    const millis = new Date(ms)[utc ? 'getUTCMilliseconds' : 'getMilliseconds']();
+    let label: string;
+    if (incrMs >= 86_400_000) {
+      label = year !== prevYear ? `${day}\n${year}` : day;
+    } else {
+      const t = incrMs < 1000 ? `${time}.${String(millis).padStart(3, '0')}` : incrMs < 60_000 ? time : time.slice(0, 5);
+      label = day !== prevDay ? `${t}\n${day}` : t;
+    }
+    prevDay = day;
+    prevYear = year;
+    return label;
+  });
+}

@@ -37,8 +37,8 @@ export function createToolbar(a: ToolbarActions): Toolbar {
     b.addEventListener('click', () => a.onRange(p.start, undefined));
     presets.append(b);
   }
-  const from = h('input', { type: 'text', class: 'from', size: '19', 'aria-label': 'from', spellcheck: 'false' });
-  const to = h('input', { type: 'text', class: 'to', size: '19', 'aria-label': 'to', placeholder: 'now', spellcheck: 'false' });
+  const from = h('input', { type: 'text', class: 'from', size: '17', 'aria-label': 'from', spellcheck: 'false' });
+  const to = h('input', { type: 'text', class: 'to', size: '17', 'aria-label': 'to', placeholder: 'now', spellcheck: 'false' });
   const apply = h('button', { type: 'button', class: 'apply' }, 'Apply');
   const tryApply = (): void => {
     const start = from.value.trim();
