@@ -8,6 +8,7 @@
  *   unlimited                 no limit (also: control file absent or empty)
  *   full [SUBSTR...]          no byte more from now on
  *   <bytes> [SUBSTR...]       the files may use this many bytes in total
+ *   fsync-eio [SUBSTR...]     no limit, but every sync() fails with EIO (a dying disk)
  *
  * With SUBSTRs only appends to paths containing one of them can fail (`full .log` fills
  * the disk for the WAL only, `full .sst` for flushes and compactions, `full MANIFEST` for
@@ -41,14 +42,18 @@ export interface QuotaOptions {
 export interface QuotaRule {
   /** Total bytes allowed; Infinity when unlimited. 'full' means: the usage when it was read. */
   readonly limit: number | 'full';
-  /** Paths an append may fail on (empty: all). */
+  /** Paths an append (or, with failSync, a sync) may fail on (empty: all). */
   readonly only: readonly string[];
+  /** sync() fails with EIO and syncs nothing. */
+  readonly failSync?: boolean;
 }
 
 export interface QuotaStats {
   usedBytes: number;
   /** Appends refused (partly or wholly) with ENOSPC. */
   enospc: number;
+  /** Syncs failed with EIO. */
+  eio: number;
 }
 
 /** Parses the control file's text; throws a RangeError naming the problem. */
@@ -58,13 +63,14 @@ export function parseQuotaRule(text: string): QuotaRule {
   const head = words[0]!;
   const only = words.slice(1);
   if (head === 'full') return { limit: 'full', only };
-  if (!/^\d+$/.test(head)) throw new RangeError(`quota control file: expected unlimited, full or a byte count, got '${head}'`);
+  if (head === 'fsync-eio') return { limit: Infinity, only, failSync: true };
+  if (!/^\d+$/.test(head)) throw new RangeError(`quota control file: expected unlimited, full, fsync-eio or a byte count, got '${head}'`);
   return { limit: Number(head), only };
 }
 
 export class QuotaFileSystem implements FileSystem {
   readonly inner: FileSystem;
-  readonly stats: QuotaStats = { usedBytes: 0, enospc: 0 };
+  readonly stats: QuotaStats = { usedBytes: 0, enospc: 0, eio: 0 };
   private readonly opts: Required<QuotaOptions>;
   private rule: QuotaRule = { limit: Infinity, only: [] };
   /** The byte limit in force: a number, resolved from 'full' when the rule was read. */
@@ -166,6 +172,14 @@ export class QuotaFileSystem implements FileSystem {
     return n;
   }
 
+  /** @internal Whether a sync of `path` must fail now (fsync-eio). */
+  async syncFails(path: string): Promise<boolean> {
+    await this.refresh();
+    const fails = this.rule.failSync === true && (this.rule.only.length === 0 || this.rule.only.some((s) => path.includes(s)));
+    if (fails) this.stats.eio++;
+    return fails;
+  }
+
   private setSize(path: string, n: number): void {
     this.stats.usedBytes += n - (this.sizes.get(path) ?? 0);
     this.sizes.set(path, n);
@@ -243,7 +257,10 @@ class QuotaWritableFile implements WritableFile {
   }
 
   sync(): Promise<void> {
-    const run = this.tail.then(() => this.file.sync());
+    const run = this.tail.then(async () => {
+      if (await this.qfs.syncFails(this.file.path)) throw fsError('EIO', 'fdatasync', this.file.path, 'i/o error (test quota: fsync-eio)');
+      await this.file.sync();
+    });
     this.tail = run.catch(() => undefined);
     return run;
   }

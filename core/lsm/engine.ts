@@ -457,7 +457,7 @@ export class Engine {
     let delay = 50;
     while (!this.closed && this.fatal === undefined) {
       await sleep(delay);
-      delay = Math.min(2000, delay * 2);
+      delay = Math.min(1000, delay * 2);
       if (this.closed || this.fatal !== undefined) return;
       try {
         if (this.walRotating !== undefined) await this.walRotating;

@@ -93,7 +93,8 @@ describe('QuotaFileSystem', () => {
     expect(parseQuotaRule('unlimited\n')).toEqual({ limit: Infinity, only: [] });
     expect(parseQuotaRule('full .log MANIFEST')).toEqual({ limit: 'full', only: ['.log', 'MANIFEST'] });
     expect(parseQuotaRule(' 4096 ')).toEqual({ limit: 4096, only: [] });
-    expect(() => parseQuotaRule('lots')).toThrow(/expected unlimited, full or a byte count, got 'lots'/);
+    expect(parseQuotaRule('fsync-eio .log')).toEqual({ limit: Infinity, only: ['.log'], failSync: true });
+    expect(() => parseQuotaRule('lots')).toThrow(/expected unlimited, full, fsync-eio or a byte count, got 'lots'/);
   });
 
   it('writes what fits, then fails with ENOSPC; space given back lets writes go on', async () => {
@@ -108,7 +109,7 @@ describe('QuotaFileSystem', () => {
     expect(err?.code).toBe('ENOSPC');
     expect(err?.message).toMatch(/no space left on device \(test quota; 20 of 40 bytes written\)/);
     expect((await readFile(join(data, 'f'))).length).toBe(50);
-    expect(q.stats).toEqual({ usedBytes: 150, enospc: 1 });
+    expect(q.stats).toEqual({ usedBytes: 150, enospc: 1, eio: 0 });
     await q.remove(join(data, 'old'));
     await f.append(bytes(40));
     await writeFile(control, 'unlimited');
@@ -125,6 +126,28 @@ describe('QuotaFileSystem', () => {
     const log = await q.openAppend(join(root, '000002.log'));
     await expect(log.append(bytes(1))).rejects.toMatchObject({ code: 'ENOSPC' });
     await Promise.all([sst.close(), log.close()]);
+  });
+});
+
+describe('QuotaFileSystem fsync-eio', () => {
+  it('fails syncs of matching paths with EIO until the control file changes', async () => {
+    const root = await tmpRoot();
+    try {
+      const control = join(root, 'quota');
+      await writeFile(control, 'fsync-eio .log');
+      const q = new QuotaFileSystem(node, { root, controlPath: control, refreshMs: 0 });
+      const log = await q.openAppend(join(root, '000002.log'));
+      await log.append(bytes(8));
+      await expect(log.sync()).rejects.toMatchObject({ code: 'EIO', syscall: 'fdatasync' });
+      const sst = await q.openAppend(join(root, '000003.sst'));
+      await sst.sync();
+      await writeFile(control, 'unlimited');
+      await log.sync();
+      expect(q.stats.eio).toBe(1);
+      await Promise.all([log.close(), sst.close()]);
+    } finally {
+      await rm(root, { recursive: true, force: true });
+    }
   });
 });
 

@@ -25,7 +25,13 @@ export interface WriterCounters {
   httpBatches: number;
   httpAcked: number;
   http503: number;
+  /** 503s whose message says the disk is full (TSDB_STORAGE_FULL). */
+  http503Full: number;
+  /** 503s with Retry-After. */
+  http503RetryAfter: number;
   httpOther: Record<string, number>;
+  /** The last few error lines telnet writers received. */
+  telnetErrorLines: string[];
   telnetBatches: number;
   telnetAcked: number;
   telnetErrors: number;
@@ -33,7 +39,10 @@ export interface WriterCounters {
 }
 
 export function newCounters(): WriterCounters {
-  return { httpBatches: 0, httpAcked: 0, http503: 0, httpOther: {}, telnetBatches: 0, telnetAcked: 0, telnetErrors: 0, connectionErrors: 0 };
+  return {
+    httpBatches: 0, httpAcked: 0, http503: 0, http503Full: 0, http503RetryAfter: 0, httpOther: {}, telnetErrorLines: [],
+    telnetBatches: 0, telnetAcked: 0, telnetErrors: 0, connectionErrors: 0,
+  };
 }
 
 export interface LoadOptions {
@@ -72,12 +81,14 @@ export async function httpWriter(w: number, o: LoadOptions): Promise<void> {
         headers: { 'content-type': 'application/json' },
         signal: AbortSignal.timeout(30_000),
       });
-      await r.arrayBuffer();
+      const text = await r.text();
       if (r.status === 204) {
         o.ledger.ack(w, from, count);
         o.counters.httpAcked += count;
       } else if (r.status === 503) {
         o.counters.http503++;
+        if (/no space left on device/.test(text)) o.counters.http503Full++;
+        if (r.headers.get('retry-after') !== null) o.counters.http503RetryAfter++;
         await sleep(Number(r.headers.get('retry-after') ?? '1') * 50);
       } else {
         o.counters.httpOther[r.status] = (o.counters.httpOther[r.status] ?? 0) + 1;
@@ -166,7 +177,11 @@ export async function telnetWriter(w: number, o: LoadOptions): Promise<void> {
             await reader.next();
             continue;
           }
-          if (line.startsWith('put:')) errors++;
+          if (line.startsWith('put:')) {
+            errors++;
+            o.counters.telnetErrorLines.push(line);
+            if (o.counters.telnetErrorLines.length > 20) o.counters.telnetErrorLines.shift();
+          }
           else if (line.startsWith('net.opentsdb.tools')) {
             acked = errors === 0;
             reader.lines.shift(); // the second version line (may not have arrived yet; harmless)

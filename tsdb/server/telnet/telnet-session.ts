@@ -86,7 +86,8 @@ export function unknownCommandLine(cmd: string): string {
   return `unknown command: ${cmd}.  Try \`help'.`;
 }
 
-interface Slot { done: boolean; lines: readonly string[]; readonly end: boolean }
+/** `droppable`: error lines (puts, unknown commands), dropped when the client does not read; answers to commands never are. */
+interface Slot { done: boolean; lines: readonly string[]; readonly end: boolean; readonly droppable: boolean }
 interface Batch { readonly slot: Slot; readonly entries: Buffer[] }
 
 export class TelnetSession {
@@ -131,6 +132,7 @@ export class TelnetSession {
     socket.on('data', (chunk: Buffer) => this.guard(() => this.onData(chunk)));
     socket.on('end', () => this.guard(() => this.onEnd()));
     socket.on('error', () => { this.stats.socketErrors++; });
+    socket.on('drain', () => this.guard(() => this.updateFlow()));
     socket.on('close', () => this.onClose());
     if (opts.idleTimeoutMs > 0) {
       socket.setTimeout(opts.idleTimeoutMs, () => this.guard(() => { this.stats.idleTimeouts++; this.shutdown(); }));
@@ -186,7 +188,7 @@ export class TelnetSession {
       const words = countWords(line, 5);
       if (words < 5) {
         this.stats.putErrors++;
-        this.reply([`put: illegal argument: not enough arguments (need least 4, got ${words - 1})`]);
+        this.newSlot(true, false, [`put: illegal argument: not enough arguments (need least 4, got ${words - 1})`], true);
         return;
       }
       this.addPut(line);
@@ -199,7 +201,7 @@ export class TelnetSession {
       // OpenTSDB counts the words after "put": `put` alone says "got 0" (its docs say 1).
       if (words.length < 5) {
         this.stats.putErrors++;
-        this.reply([`put: illegal argument: not enough arguments (need least 4, got ${words.length - 1})`]);
+        this.newSlot(true, false, [`put: illegal argument: not enough arguments (need least 4, got ${words.length - 1})`], true);
         return;
       }
       // A put line with leading blanks (rare): normalized to the raw form the put path takes.
@@ -259,7 +261,7 @@ export class TelnetSession {
       case 'dropcaches': return this.replyLater(cmd, async () => { await this.backend.dropCaches(); return ['Caches dropped.']; });
       case 'exit': return this.stop([]);
       case 'diediedie': return this.reply(['diediedie: disabled; stop the server with SIGTERM']);
-      default: return this.reply([unknownCommandLine(cmd)]);
+      default: return void this.newSlot(true, false, [unknownCommandLine(cmd)], true);
     }
   }
 
@@ -268,15 +270,15 @@ export class TelnetSession {
     this.inFlightLines++;
     let b = this.open;
     if (b === undefined || b.entries.length >= this.opts.maxBatchLines) {
-      b = { slot: this.newSlot(false, false, []), entries: [] };
+      b = { slot: this.newSlot(false, false, [], true), entries: [] };
       this.waiting.push(b);
       this.open = b;
     }
     b.entries.push(entry);
   }
 
-  private newSlot(done: boolean, end: boolean, lines: readonly string[]): Slot {
-    const s: Slot = { done, end, lines };
+  private newSlot(done: boolean, end: boolean, lines: readonly string[], droppable = false): Slot {
+    const s: Slot = { done, end, lines, droppable };
     this.slots.push(s);
     this.open = undefined;
     return s;
@@ -357,12 +359,12 @@ export class TelnetSession {
 
   /** Writes every finished slot at the head of the queue. */
   private drain(): void {
-    const out: string[] = [];
+    const out: Slot[] = [];
     let end = false;
     while (this.head < this.slots.length && this.slots[this.head]!.done) {
       const s = this.slots[this.head]!;
       this.slots[this.head++] = undefined;
-      for (const l of s.lines) out.push(l);
+      if (s.lines.length > 0) out.push(s);
       if (s.end) { end = true; break; }
     }
     if (this.head === this.slots.length) { this.slots = []; this.head = 0; }
@@ -370,16 +372,27 @@ export class TelnetSession {
     if (end) this.endSocket();
   }
 
-  private write(lines: readonly string[]): void {
-    if (this.closed || !this.socket.writable) { this.stats.writesBlocked += lines.length; return; }
+  /**
+   * Put error lines past the reply budget are dropped (OpenTSDB: tcollector never reads);
+   * command replies (`version`, `stats`, …) are always written, so a `version` after puts
+   * is a barrier the client can count on. A client that does not read them is paused
+   * instead (updateFlow), so its replies cannot pile up.
+   */
+  private write(slots: readonly Slot[]): void {
+    if (this.closed || !this.socket.writable) {
+      for (const s of slots) this.stats.writesBlocked += s.lines.length;
+      return;
+    }
     let budget = this.opts.replyBufferBytes - this.socket.writableLength;
     let text = '';
-    for (let i = 0; i < lines.length; i++) {
-      const n = Buffer.byteLength(lines[i]!) + 1;
-      if (n > budget) { this.stats.writesBlocked += lines.length - i; break; }
-      text += `${lines[i]!}\n`;
-      budget -= n;
-      this.stats.replyLines++;
+    for (const s of slots) {
+      for (const line of s.lines) {
+        const n = Buffer.byteLength(line) + 1;
+        if (s.droppable && n > budget) { this.stats.writesBlocked++; continue; }
+        text += `${line}\n`;
+        budget -= n;
+        this.stats.replyLines++;
+      }
     }
     if (text.length > 0) this.socket.write(text);
   }
@@ -400,6 +413,7 @@ export class TelnetSession {
       this.backend.whenWritable().then(wake, wake);
     }
     const pause = !this.stopping && (this.awaitingBackend
+      || this.socket.writableLength >= this.opts.replyBufferBytes
       || this.inFlightLines >= this.opts.maxInFlightLines
       || this.slots.length - this.head >= this.opts.maxQueuedReplies);
     if (pause && !this.paused) {
