@@ -23,6 +23,8 @@ export interface Emulator {
   readonly host: string;
   /** 'gcloud' (cbtemulator) or 'debian' (bttest built here). */
   readonly kind: 'gcloud' | 'debian';
+  /** The emulator's process id (benchmarks read its CPU time). */
+  readonly pid: number;
   stop(): Promise<void>;
 }
 
@@ -103,6 +105,7 @@ export async function startEmulator(want = process.env.HORAE_BIGTABLE_EMULATOR ?
       return {
         host: `127.0.0.1:${port}`,
         kind,
+        pid: child.pid!,
         stop: () => new Promise<void>((res) => {
           if (exited) {
             res();

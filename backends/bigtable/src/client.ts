@@ -9,8 +9,10 @@
  * (GOOGLE_APPLICATION_CREDENTIALS, gcloud's application-default credentials, the metadata
  * server).
  */
-import { Bigtable, v2 } from '@google-cloud/bigtable';
-import type { protos } from '@google-cloud/bigtable';
+import { Bigtable, protos, v2 } from '@google-cloud/bigtable';
+
+/** The protobuf message classes (benchmarks measure serialization with them). */
+export { protos };
 
 export type IReadRowsRequest = protos.google.bigtable.v2.IReadRowsRequest;
 export type IReadRowsResponse = protos.google.bigtable.v2.IReadRowsResponse;
@@ -151,26 +153,48 @@ export class Connection {
   }
 }
 
+/**
+ * Abort callbacks per signal: one listener per signal however many calls share it (a
+ * query's scans of every salt bucket do), so Node does not warn of a listener leak.
+ */
+const abortCallbacks = new WeakMap<AbortSignal, Set<() => void>>();
+
+function onAbort(signal: AbortSignal, fn: () => void): () => void {
+  let set = abortCallbacks.get(signal);
+  if (set === undefined) {
+    const callbacks = new Set<() => void>();
+    set = callbacks;
+    abortCallbacks.set(signal, callbacks);
+    signal.addEventListener('abort', () => {
+      for (const f of [...callbacks]) f();
+    }, { once: true });
+  }
+  const mine = set;
+  mine.add(fn);
+  return () => mine.delete(fn);
+}
+
 /** Feeds every message of `stream` to `onData`; resolves at its end, rejects on error or abort. */
 function drain(stream: CancellableStream, onData: (v: unknown) => void, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolve, reject) => {
     let done = false;
+    let unlisten = (): void => {};
     const finish = (err?: unknown): void => {
       if (done) return;
       done = true;
-      signal?.removeEventListener('abort', onAbort);
+      unlisten();
       if (err === undefined) resolve();
       else reject(err);
     };
-    const onAbort = (): void => {
+    const abort = (): void => {
       stream.cancel();
       finish(Object.assign(new Error('operation aborted'), { code: 1 }));
     };
     if (signal?.aborted) {
-      onAbort();
+      abort();
       return;
     }
-    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal !== undefined) unlisten = onAbort(signal, abort);
     stream.on('data', (v: unknown) => {
       if (done) return;
       try {
