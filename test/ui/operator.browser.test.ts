@@ -10,6 +10,8 @@ import { startBrowserHarness } from '../helpers/browser.js';
 import type { BrowserHarness, PutPoint } from '../helpers/browser.js';
 
 const T0 = 1767225600;
+/** Generous waits: the machine may be busy with other test processes. */
+const WAIT_MS = 20_000;
 let h: BrowserHarness | undefined;
 let page: Page | undefined;
 
@@ -35,7 +37,7 @@ const attrs = (p: Page, selector: string, name: string): Promise<(string | null)
 const ingestRate = async (p: Page): Promise<number> => Number(await p.locator('[data-tile="ingest-rate"]').getAttribute('data-value'));
 /** Waits until the ingest tile's value satisfies `test` (a JS expression over `v`, a number). */
 const waitIngest = (p: Page, test: string): Promise<unknown> =>
-  p.waitForFunction(`(() => { const a = document.querySelector('[data-tile="ingest-rate"]')?.getAttribute('data-value'); if (a === null || a === undefined || a === '') return false; const v = Number(a); return ${test}; })()`);
+  p.waitForFunction(`(() => { const a = document.querySelector('[data-tile="ingest-rate"]')?.getAttribute('data-value'); if (a === null || a === undefined || a === '') return false; const v = Number(a); return ${test}; })()`, undefined, { timeout: WAIT_MS });
 
 describe('operator page', () => {
   it('lists the regions, marks the hot bucket and region, and updates its rates', async () => {
@@ -49,7 +51,7 @@ describe('operator page', () => {
 
     page = await harness.newPage();
     await page.goto(harness.url('/operator?refresh=300'));
-    await page.waitForSelector('table.regions[data-table="tsdb"] tbody tr');
+    await page.waitForSelector('table.regions[data-table="tsdb"] tbody tr', { timeout: WAIT_MS });
 
     // Every table is listed; the data table has one region per salt bucket (pre-split).
     const tables = await attrs(page, 'table.regions', 'data-table');
@@ -93,12 +95,12 @@ describe('operator page', () => {
     const dark = await harness.newPage();
     try {
       await dark.goto(harness.url('/operator?theme=dark'));
-      await dark.waitForSelector('table.regions[data-table="tsdb"] tr[data-hot="true"]');
+      await dark.waitForSelector('table.regions[data-table="tsdb"] tr[data-hot="true"]', { timeout: WAIT_MS });
       expect(await dark.locator('html').getAttribute('data-theme')).toBe('dark');
       await harness.screenshot(dark, 'operator-dark');
     } finally {
       await dark.close();
     }
     expect(harness.pageErrors).toEqual([]);
-  }, 45_000);
+  }, 90_000);
 });
