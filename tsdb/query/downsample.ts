@@ -37,6 +37,9 @@ export interface DownsampleWindow {
   readonly queryEndMs: number;
 }
 
+/** Most buckets one filled (nan/null/zero) downsample may emit per series: a year at 30 s. */
+export const MAX_FILLED_BUCKETS = 1_051_200;
+
 /** Downsamples one series. `cal` shares calendar steps across the series of a group. */
 export function downsample(p: Points, ds: DownsampleSpec, fn: Aggregator, w: DownsampleWindow, cal?: CalendarGrid): Points {
   const { ts, values } = p;
@@ -79,6 +82,11 @@ export function downsample(p: Points, ds: DownsampleSpec, fn: Aggregator, w: Dow
   }
   const fillValue = ds.fill === 'zero' ? 0 : NaN;
   const step = grid === undefined ? iv : grid.minStepMs;
+  // A fill policy emits every bucket of the range, data or not: 50 years at 5m would be
+  // 5 M points per series, allocated up front. Refuse (413) instead of running out of memory.
+  if (filling && (expectEnd - expect) / step > MAX_FILLED_BUCKETS) {
+    throw new TsdbError('TSDB_TOO_LARGE', `Query exceeded a limit: the fill policy would emit ${Math.ceil((expectEnd - expect) / step)} buckets per series, more than ${MAX_FILLED_BUCKETS}; narrow the time range or widen the downsample interval`);
+  }
   // minStepMs bounds every step from below (slack for date-line jumps such as Samoa 2011).
   // Without fill: at most one point per input point and per bucket the data spans.
   const spanned = i < n ? Math.ceil((ts[n - 1]! - ts[i]!) / step) + (grid === undefined ? 1 : 8) : 1;
