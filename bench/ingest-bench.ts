@@ -6,7 +6,7 @@
  *
  *   npx tsx bench/ingest-bench.ts [workload…] [--scale x] [--values full|2dec|full,2dec]
  *        [--runs N] [--conns 4] [--inflight 4] [--hosts H] [--hours h] [--no-storage]
- *        [--no-verify] [--profile DIR] [--config JSON] [--out DIR]
+ *        [--no-verify] [--profile DIR] [--config JSON] [--store JSON] [--out DIR]
  *   ./bench/build.sh && node /tmp/horae-bench-build/bench/ingest-bench.js …   (plain JS)
  *
  * Workloads (default: all four, in this order; each repeated --runs times, default 3):
@@ -58,6 +58,7 @@ const { values: args, positionals } = parseArgs({
     'no-verify': { type: 'boolean', default: false },
     profile: { type: 'string' },
     config: { type: 'string' },
+    store: { type: 'string' },
     stall: { type: 'string', default: '60' },
     timeout: { type: 'string', default: '1800' },
     out: { type: 'string', default: 'bench/results' },
@@ -78,6 +79,7 @@ const datasets = valueModes.map((values): DevopsOptions => devopsOptions({
   ...(args.hours === undefined ? {} : { hours: Number(args.hours) }),
 }));
 const config = args.config === undefined ? undefined : (JSON.parse(args.config) as Partial<TsdbConfig>);
+const storeOpts = args.store === undefined ? undefined : (JSON.parse(args.store) as Record<string, unknown>);
 const runs = Number(args.runs);
 const log = (msg: string): void => console.log(msg);
 
@@ -102,6 +104,7 @@ async function main(): Promise<void> {
     conns: Number(args.conns),
     inflight: Number(args.inflight),
     serverConfig: config ?? 'default',
+    storeOptions: storeOpts ?? 'default',
     datasets: datasets.map(describeDataset),
     generatorCpuPerM: workloads.includes('ingest-inproc') ? generatorCpuPerM(datasets[0]!) : undefined,
   };
@@ -112,7 +115,7 @@ async function main(): Promise<void> {
     for (const w of workloads) {
       for (let r = 1; r <= runs; r++) {
         const nodeArgs = args.profile === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args.profile)}`, `--cpu-prof-name=horae-${w}-${o.values}-run${r}.cpuprofile`];
-        const target = await startHorae({ ...(config === undefined ? {} : { config }), nodeArgs, version: String(header['commit']) });
+        const target = await startHorae({ ...(config === undefined ? {} : { config }), ...(storeOpts === undefined ? {} : { store: storeOpts }), nodeArgs, version: String(header['commit']) });
         try {
           const res = await runOnce(target, w, o, {
             conns: Number(args.conns),

@@ -26,6 +26,8 @@ import type { DevopsOptions } from '../devops-data.js';
 interface Args {
   readonly dir: string;
   readonly config?: Partial<TsdbConfig>;
+  /** Store options (memstore sizes, block cache, ...) over the defaults. */
+  readonly store?: Record<string, unknown>;
 }
 
 type Msg = { cmd: string; id: number } & Record<string, unknown>;
@@ -106,7 +108,7 @@ async function verify(server: RunningServer, o: DevopsOptions): Promise<Record<s
 
 async function main(): Promise<void> {
   const args = JSON.parse(process.argv[2] ?? '') as Args;
-  const store = await openEmbeddedStore({ dir: args.dir });
+  const store = await openEmbeddedStore({ ...(args.store ?? {}), dir: args.dir });
   const server = await startServer({ store, port: 0, bind: '127.0.0.1', ...(args.config === undefined ? {} : { config: args.config }) });
   process.on('message', (m: Msg) => {
     const reply = (body: Record<string, unknown>): void => void process.send?.({ ...body, id: m.id });

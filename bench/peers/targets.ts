@@ -85,6 +85,8 @@ async function assertPortFree(port: number): Promise<void> {
 
 export interface HoraeStartOptions {
   readonly config?: Partial<TsdbConfig>;
+  /** Store options over the defaults (openEmbeddedStore), e.g. { memstoreTotalBytes }. */
+  readonly store?: Record<string, unknown>;
   /** Extra node flags for the server process (e.g. --cpu-prof --cpu-prof-dir=DIR). */
   readonly nodeArgs?: readonly string[];
   readonly version?: string;
@@ -92,7 +94,7 @@ export interface HoraeStartOptions {
 
 export async function startHorae(opts: HoraeStartOptions = {}): Promise<Target> {
   const dir = tempDir('horae-ingest-');
-  const child = forkScript(benchScript(import.meta.url, './horae-server.js'), [JSON.stringify({ dir, ...(opts.config === undefined ? {} : { config: opts.config }) })], opts.nodeArgs ?? []);
+  const child = forkScript(benchScript(import.meta.url, './horae-server.js'), [JSON.stringify({ dir, ...(opts.config === undefined ? {} : { config: opts.config }), ...(opts.store === undefined ? {} : { store: opts.store }) })], opts.nodeArgs ?? []);
   const ipc = new IpcChannel(child, 'horae-server');
   const ready = await ipc.next('ready', 60_000);
   const port = Number(ready['port']);
