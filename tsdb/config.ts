@@ -57,6 +57,10 @@ export interface TsdbConfig {
   readonly queryMaxPoints: number;
   /** A query still running after this many ms is stopped with 413 (tsd.query.timeout; 0: none). */
   readonly queryTimeoutMs: number;
+  /** Queries running at once, at most; more wait (tsdb/server/query-admission.ts). 0: no limit. */
+  readonly queryMaxConcurrent: number;
+  /** How long a query may wait for a slot before 503 with Retry-After. */
+  readonly queryQueueMs: number;
   /**
    * Authentication (tsdb/server/auth.ts, docs/SECURITY.md): a file of `token role` lines
    * (horae.auth.tokens_file) and/or inline entries `token role[, token role…]`
@@ -109,6 +113,8 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   queryMaxSeries: 200_000,
   queryMaxPoints: 100_000_000,
   queryTimeoutMs: 120_000,
+  queryMaxConcurrent: 8,
+  queryQueueMs: 5000,
   authTokensFile: '',
   authTokens: '',
   httpMaxHeaderBytes: 32 * 1024,
@@ -154,6 +160,8 @@ export function resolveTsdbConfig(overrides: Partial<TsdbConfig> = {}): TsdbConf
   int('telnetMaxLineBytes', 1024, 64 * 1024 * 1024);
   int('maxConnections', 0, 1e7);
   int('queryTimeoutMs', 0, 1e9);
+  int('queryMaxConcurrent', 0, 1e6);
+  int('queryQueueMs', 0, 1e9);
   if (c.durability !== 'sync' && c.durability !== 'buffered') {
     throw new RangeError(`config durability must be 'sync' or 'buffered', got ${String(c.durability)}`);
   }

@@ -136,6 +136,8 @@ const HORAE_FIELDS: Readonly<Record<string, KeySpec>> = {
   'horae.storage.compaction_min_files': storeField('compactionMinFiles', 2, 1000, 'files of a region that start a compaction'),
   'horae.storage.block_cache_bytes': storeField('blockCacheBytes', 0, 2 ** 40, 'block cache capacity'),
   'horae.query.timeout_ms': field('queryTimeoutMs', int(0, 1e9), 'ms a query may run (413 beyond; 0: no limit)'),
+  'horae.query.max_concurrent': field('queryMaxConcurrent', int(0, 1e6), 'queries running at once (0: no limit); more wait'),
+  'horae.query.queue_ms': field('queryQueueMs', int(0, 1e9), 'ms a query waits for a slot before 503'),
   'horae.auth.tokens_file': {
     apply: (out, raw, baseDir) => { out.tsdb.authTokensFile = raw.trim() === '' ? '' : resolve(baseDir, raw.trim()); },
     help: 'authTokensFile: file of `token role` lines (role read|write); auth is off without tokens',

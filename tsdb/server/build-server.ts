@@ -13,6 +13,7 @@ import { installCompression } from './compress.js';
 import { installCors } from './cors.js';
 import { installErrorHandlers } from './http-errors.js';
 import { installUrlLimit } from './limits.js';
+import { installQueryAdmission } from './query-admission.js';
 import { createHttpServerForFastify } from './listener.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import { registerAnnotationRoutes } from './routes/annotation.js';
@@ -51,6 +52,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   installAuth(app, opts.auth ?? tokenAuthOf(c));
   installCompression(app);
   installBodyParsers(app);
+  installQueryAdmission(app, { maxConcurrent: c.queryMaxConcurrent, queueMs: c.queryQueueMs });
   registerPutRoutes(app, tsdb);
   registerLookupRoutes(app, tsdb);
   registerLastRoutes(app, tsdb);
