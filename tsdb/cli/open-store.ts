@@ -36,13 +36,16 @@ export const BIGTABLE_INSTALL_HINT =
   '--store bigtable://… needs the Bigtable backend, which the default install leaves out: run `npm run install:bigtable` ' +
   '(installs @google-cloud/bigtable 6.x into backends/bigtable and builds it)';
 
-/** Opens the store at `url`; rejects with StoreUrlError for unknown schemes or a missing backend. */
-export async function openRemoteStore(url: string): Promise<Store> {
+/**
+ * Opens the store at `url`; rejects with StoreUrlError for unknown schemes or a missing
+ * backend. `backendDir` (tests) replaces backends/bigtable.
+ */
+export async function openRemoteStore(url: string, backendDir = BIGTABLE_DIR): Promise<Store> {
   const scheme = /^([a-z][a-z0-9+.-]*):\/\//i.exec(url)?.[1]?.toLowerCase();
   if (scheme !== 'bigtable') {
     throw new StoreUrlError(`unknown store URL ${JSON.stringify(url)}: expected bigtable://PROJECT/INSTANCE[?prefix=P&appProfile=A]`);
   }
-  const mod = await loadBigtable();
+  const mod = await loadBigtable(backendDir);
   let opts: object;
   try {
     opts = mod.parseBigtableUrl(url);
@@ -52,13 +55,13 @@ export async function openRemoteStore(url: string): Promise<Store> {
   return mod.openBigtableStore(opts);
 }
 
-async function loadBigtable(): Promise<BigtableModule> {
-  if (!existsSync(join(BIGTABLE_DIR, 'node_modules/@google-cloud/bigtable/package.json'))) throw new StoreUrlError(BIGTABLE_INSTALL_HINT);
+async function loadBigtable(dir: string): Promise<BigtableModule> {
+  if (!existsSync(join(dir, 'node_modules/@google-cloud/bigtable/package.json'))) throw new StoreUrlError(BIGTABLE_INSTALL_HINT);
   const entry = FROM_SOURCE
-    ? join(BIGTABLE_DIR, 'src/index.ts')
-    : join(BIGTABLE_DIR, 'dist/backends/bigtable/src/index.js');
+    ? join(dir, 'src/index.ts')
+    : join(dir, 'dist/backends/bigtable/src/index.js');
   if (!existsSync(entry)) throw new StoreUrlError(`the Bigtable backend is installed but not built: run \`npm run build:bigtable\` (${entry} is missing)`);
-  if (!FROM_SOURCE && newestMtime(join(BIGTABLE_DIR, 'src')) > statSync(entry).mtimeMs) {
+  if (!FROM_SOURCE && newestMtime(join(dir, 'src')) > statSync(entry).mtimeMs) {
     throw new StoreUrlError('the Bigtable backend\'s build is older than its sources: run `npm run build:bigtable`');
   }
   return (await import(pathToFileURL(entry).href)) as BigtableModule;

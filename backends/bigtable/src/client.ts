@@ -9,22 +9,24 @@
  * (GOOGLE_APPLICATION_CREDENTIALS, gcloud's application-default credentials, the metadata
  * server).
  */
-import { Bigtable, protos, v2 } from '@google-cloud/bigtable';
+import bigtableLib, { Bigtable, v2 } from '@google-cloud/bigtable';
+import type { protos as ProtoTypes } from '@google-cloud/bigtable';
 
-/** The protobuf message classes (benchmarks measure serialization with them). */
-export { protos };
+/** The protobuf message classes (benchmarks measure serialization with them). Read from
+ * the CommonJS module object: Node's named-export detection does not see `protos`. */
+export const protos: typeof ProtoTypes = bigtableLib.protos;
 
-export type IReadRowsRequest = protos.google.bigtable.v2.IReadRowsRequest;
-export type IReadRowsResponse = protos.google.bigtable.v2.IReadRowsResponse;
-export type IMutateRowsRequest = protos.google.bigtable.v2.IMutateRowsRequest;
-export type IMutateRowsResponse = protos.google.bigtable.v2.IMutateRowsResponse;
-export type IMutation = protos.google.bigtable.v2.IMutation;
-export type IRowFilter = protos.google.bigtable.v2.IRowFilter;
-export type ICheckAndMutateRowRequest = protos.google.bigtable.v2.ICheckAndMutateRowRequest;
-export type IReadModifyWriteRowRequest = protos.google.bigtable.v2.IReadModifyWriteRowRequest;
-export type IRow = protos.google.bigtable.v2.IRow;
-export type ITable = protos.google.bigtable.admin.v2.ITable;
-export type IGcRule = protos.google.bigtable.admin.v2.IGcRule;
+export type IReadRowsRequest = ProtoTypes.google.bigtable.v2.IReadRowsRequest;
+export type IReadRowsResponse = ProtoTypes.google.bigtable.v2.IReadRowsResponse;
+export type IMutateRowsRequest = ProtoTypes.google.bigtable.v2.IMutateRowsRequest;
+export type IMutateRowsResponse = ProtoTypes.google.bigtable.v2.IMutateRowsResponse;
+export type IMutation = ProtoTypes.google.bigtable.v2.IMutation;
+export type IRowFilter = ProtoTypes.google.bigtable.v2.IRowFilter;
+export type ICheckAndMutateRowRequest = ProtoTypes.google.bigtable.v2.ICheckAndMutateRowRequest;
+export type IReadModifyWriteRowRequest = ProtoTypes.google.bigtable.v2.IReadModifyWriteRowRequest;
+export type IRow = ProtoTypes.google.bigtable.v2.IRow;
+export type ITable = ProtoTypes.google.bigtable.admin.v2.ITable;
+export type IGcRule = ProtoTypes.google.bigtable.admin.v2.IGcRule;
 
 export interface ConnectionOptions {
   readonly projectId: string;
@@ -105,7 +107,7 @@ export class Connection {
     const out: { key: Uint8Array; offsetBytes: number }[] = [];
     const stream = this.data.sampleRowKeys(this.withProfile({ tableName }), noStreamRetry(this.timeoutMs)) as unknown as CancellableStream;
     await drain(stream, (v) => {
-      const r = v as protos.google.bigtable.v2.ISampleRowKeysResponse;
+      const r = v as ProtoTypes.google.bigtable.v2.ISampleRowKeysResponse;
       out.push({ key: asBytes(r.rowKey), offsetBytes: Number(r.offsetBytes ?? 0) });
     }, undefined);
     return out;
