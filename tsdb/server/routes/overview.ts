@@ -34,11 +34,15 @@ export function registerOverviewRoutes(app: FastifyInstance, tsdb: Tsdb, opts: O
   let queries = 0;
   let queryErrors = 0;
 
-  app.addHook('onResponse', async (req, reply) => {
+  // NB: a callback hook, not an async one: it runs for every request (/api/put included)
+  // and should cost no promise.
+  app.addHook('onResponse', (req, reply, done) => {
     const url = req.routeOptions.url;
-    if (url === undefined || !QUERY_ROUTE.test(url)) return;
-    queries++;
-    if (reply.statusCode >= 400) queryErrors++;
+    if (url !== undefined && QUERY_ROUTE.test(url)) {
+      queries++;
+      if (reply.statusCode >= 400) queryErrors++;
+    }
+    done();
   });
 
   const counters = (): OverviewCounters => {
