@@ -2,6 +2,7 @@
  * TsdbConfig: every knob of the time-series layer, with its default and the OpenTSDB key
  * it corresponds to (a config file may use either name; see config-file.ts).
  */
+import { availableParallelism } from 'node:os';
 import type { Durability } from '../core/api/store.js';
 
 export interface TsdbConfig {
@@ -61,6 +62,10 @@ export interface TsdbConfig {
   readonly queryMaxConcurrent: number;
   /** How long a query may wait for a slot before 503 with Retry-After. */
   readonly queryQueueMs: number;
+  /** Worker threads that decode big queries beside the main thread (0: none). */
+  readonly queryDecodeThreads: number;
+  /** A sub-query expected to read at least this many rows is decoded in parallel. */
+  readonly queryParallelMinRows: number;
   /**
    * Authentication (tsdb/server/auth.ts, docs/SECURITY.md): a file of `token role` lines
    * (horae.auth.tokens_file) and/or inline entries `token role[, token role…]`
@@ -115,6 +120,8 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   queryTimeoutMs: 120_000,
   queryMaxConcurrent: 8,
   queryQueueMs: 5000,
+  queryDecodeThreads: Math.max(0, Math.min(3, availableParallelism() - 1)),
+  queryParallelMinRows: 1000,
   authTokensFile: '',
   authTokens: '',
   httpMaxHeaderBytes: 32 * 1024,
@@ -162,6 +169,8 @@ export function resolveTsdbConfig(overrides: Partial<TsdbConfig> = {}): TsdbConf
   int('queryTimeoutMs', 0, 1e9);
   int('queryMaxConcurrent', 0, 1e6);
   int('queryQueueMs', 0, 1e9);
+  int('queryDecodeThreads', 0, 64);
+  int('queryParallelMinRows', 0, 1e12);
   if (c.durability !== 'sync' && c.durability !== 'buffered') {
     throw new RangeError(`config durability must be 'sync' or 'buffered', got ${String(c.durability)}`);
   }

@@ -11,6 +11,7 @@ import { compareBytes, fromUtf8, utf8 } from '../core/api/bytes.js';
 import { isStoreError } from '../core/api/errors.js';
 import type { Store, Table } from '../core/api/store.js';
 import { HourCompactor } from './compact/hour-compactor.js';
+import { DecodePool } from './query/decode-pool.js';
 import { SeriesIndex, metaTableSpec } from './meta/series-index.js';
 import { resolveTsdbConfig } from './config.js';
 import type { TsdbConfig } from './config.js';
@@ -29,6 +30,8 @@ export interface OpenTsdbOptions {
   readonly now?: () => number;
   /** Start the hour compactor's timer (default true). */
   readonly background?: boolean;
+  /** Query decode workers to use instead of starting its own (the caller closes them). */
+  readonly decodePool?: DecodePool;
 }
 
 /** A self-metric in OpenTSDB's /api/stats shape. */
@@ -55,6 +58,8 @@ export class Tsdb {
   readonly index: SeriesIndex;
   readonly now: () => number;
   private closed = false;
+  private decodePool: DecodePool | undefined;
+  private ownsDecodePool = true;
 
   private constructor(store: Store, config: TsdbConfig, data: Table, uid: Table, meta: Table, now: () => number) {
     this.store = store;
@@ -89,6 +94,10 @@ export class Tsdb {
     const data = await store.createTable(dataTableSpec(widths), { ifNotExists: true });
     const meta = await store.createTable(metaTableSpec(), { ifNotExists: true });
     const tsdb = new Tsdb(store, config, data, uid, meta, opts.now ?? Date.now);
+    if (opts.decodePool !== undefined) {
+      tsdb.decodePool = opts.decodePool;
+      tsdb.ownsDecodePool = false;
+    }
     if (config.compactHours && opts.background !== false) tsdb.compactor.start();
     return tsdb;
   }
@@ -141,11 +150,23 @@ export class Tsdb {
     return out;
   }
 
+  /**
+   * The query decode workers (horae.query.decode_threads; started on first use), or
+   * undefined when there are none.
+   */
+  queryDecodePool(): DecodePool | undefined {
+    if (this.closed || this.config.queryDecodeThreads === 0) return undefined;
+    if (!this.ownsDecodePool) return this.decodePool;
+    this.decodePool ??= new DecodePool(this.config.queryDecodeThreads);
+    return this.decodePool;
+  }
+
   /** Stops background work (an hour compaction in progress finishes first). */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     await this.compactor.stop();
+    if (this.ownsDecodePool) await this.decodePool?.close();
   }
 }
 

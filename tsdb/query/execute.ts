@@ -20,14 +20,15 @@ import { annotationsInCells, globalAnnotations } from '../meta/annotations.js';
 import type { Annotation } from '../meta/annotations.js';
 import type { Tsdb } from '../tsdb.js';
 import type { OutputSeries } from './format-json.js';
-import { runGroup, scanWindow } from './pipeline.js';
+import { SeriesPreparer, scanWindow } from './pipeline.js';
+import type { PipelineSpec } from './pipeline.js';
 import type { MetricSubQuery, SubQuery, TsQuery } from './query-spec.js';
 import { rateOf, subQueryEcho } from './query-spec.js';
 import { literalsToResolve, planRowKeyFilter, tsuidKeyRegex } from './row-key-filter.js';
 import type { ResolvedTagFilter } from './row-key-filter.js';
 import { checkDeadline, scanSeries, tsuidHex } from './scanner.js';
 import type { QueryDeadline, ScannedSeries, ScanStats } from './scanner.js';
-import type { SeriesData } from './series.js';
+import type { Points, SeriesData } from './series.js';
 import { matchAllTagFilters } from './tag-filter.js';
 import type { TagFilter } from './tag-filter.js';
 
@@ -70,6 +71,8 @@ interface Found {
   /** Tag value UIDs by tagk UID hex (for grouping). */
   readonly tagUids: Map<string, Uint8Array>;
   readonly annotations: Annotation[];
+  /** Points already through the per-series pipeline (decoded by a worker). */
+  readonly prepared?: Points;
 }
 
 async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLimits, stats: ScanStats, signal?: AbortSignal, deadline?: QueryDeadline): Promise<{ series: Found[]; groupBy: readonly Uint8Array[] }> {
@@ -104,12 +107,22 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
     metricName = name;
     filter = { kind: 'keyRegex', pattern: tsuidKeyRegex(tsdb.widths, tsuids) };
   }
-  const scanned = await scanSeries(tsdb, {
-    metricUid, startMs: win.startMs, endMs: win.endMs - 1, ...(filter === undefined ? {} : { filter }),
-    ...(signal === undefined ? {} : { signal }), ...(deadline === undefined ? {} : { deadline }), maxSeries: limits.maxSeries, maxPoints: limits.maxPoints,
-    ...(q.noAnnotations ? {} : { annotations: (cells: Parameters<typeof annotationsInCells>[0]) => annotationsInCells(cells, q.startMs, q.endMs) }),
-    ...(q.delete ? { rowKeys: true } : {}),
-  }, stats);
+  const pool = q.delete ? undefined : tsdb.queryDecodePool();
+  const parallel = pool !== undefined && (await expectedRows(tsdb, sub, metricUid, win, tsdb.config.queryParallelMinRows)) >= tsdb.config.queryParallelMinRows;
+  const session = parallel ? pool.session({ startMs: win.startMs, endMs: win.endMs - 1, maxPoints: limits.maxPoints, spec: pipelineSpecOf(q, sub) }) : undefined;
+  let scanned: ScannedSeries[];
+  try {
+    scanned = await scanSeries(tsdb, {
+      metricUid, startMs: win.startMs, endMs: win.endMs - 1, ...(filter === undefined ? {} : { filter }),
+      ...(signal === undefined ? {} : { signal }), ...(deadline === undefined ? {} : { deadline }), maxSeries: limits.maxSeries, maxPoints: limits.maxPoints,
+      ...(q.noAnnotations ? {} : { annotations: (cells: Parameters<typeof annotationsInCells>[0]) => annotationsInCells(cells, q.startMs, q.endMs) }),
+      ...(q.delete ? { rowKeys: true } : {}),
+      ...(session === undefined ? {} : { decode: { session, workerOf: (salt: number, buckets: number) => pool!.workerOf(salt, buckets) } }),
+    }, stats);
+  } catch (err) {
+    session?.cancel();
+    throw err;
+  }
   const series: Found[] = [];
   for (const s of scanned) {
     const f = await describe(tsdb, metricName, s);
@@ -151,20 +164,14 @@ async function describe(tsdb: Tsdb, metric: string, s: ScannedSeries): Promise<F
     tags[kn] = vn;
     tagUids.set(toHex(k), v);
   }
-  const data: SeriesData = { metric, tags, tsuid: tsuidHex(s.tsuid), count: s.count, ts: s.ts, values: s.values, isInt: s.isInt, exact: s.exact };
-  return { data, tagUids, annotations: s.annotations ?? [], rowKeys: s.rowKeys ?? [] };
+  const data: SeriesData = { metric, tags, tsuid: tsuidHex(s.tsuid), count: s.prepared === undefined ? s.count : 0, ts: s.ts, values: s.values, isInt: s.isInt, exact: s.exact };
+  return { data, tagUids, annotations: s.annotations ?? [], rowKeys: s.rowKeys ?? [], ...(s.prepared === undefined ? {} : { prepared: s.prepared }) };
 }
 
 /** Groups (by the group-by tags' value UIDs) and runs each group through the pipeline. */
 async function aggregateSub(q: TsQuery, sub: SubQuery, found: { series: Found[]; groupBy: readonly Uint8Array[] }, signal?: AbortSignal, deadline?: QueryDeadline): Promise<OutputSeries[]> {
   if (found.series.length === 0) return [];
-  const win = scanWindow(q.startMs, q.endMs, sub.downsample);
-  const rate = rateOf(sub);
-  const spec = {
-    startMs: q.startMs, endMs: q.endMs, aggregator: sub.aggregator, scanStartMs: win.startMs, scanEndMs: win.endMs,
-    ...(sub.downsample === undefined ? {} : { downsample: sub.downsample }),
-    ...(rate === undefined ? {} : { rate }),
-  };
+  const preparer = new SeriesPreparer(pipelineSpecOf(q, sub));
   const groups = new Map<string, Found[]>();
   if (sub.aggregator === 'none') {
     found.series.forEach((f, i) => groups.set(String(i).padStart(12, '0'), [f]));
@@ -188,7 +195,7 @@ async function aggregateSub(q: TsQuery, sub: SubQuery, found: { series: Found[];
     signal?.throwIfAborted();
     checkDeadline(deadline);
     const members = groups.get(key)!;
-    const [points] = runGroup(members.map((m) => m.data), spec);
+    const [points] = preparer.combine(members.map((m) => m.prepared ?? preparer.prepare(m.data)));
     if (points === undefined) continue;
     const { tags, aggregateTags } = computeTags(members.map((m) => m.data.tags));
     const annotations = members.flatMap((m) => m.annotations);
@@ -213,6 +220,28 @@ async function deleteRows(tsdb: Tsdb, series: readonly Found[]): Promise<number>
   const rows = series.flatMap((f) => f.rowKeys.map((key) => ({ key, mutations: [{ type: 'deleteRow' as const }] })));
   if (rows.length > 0) await tsdb.data.mutate(rows, { durability: 'sync' });
   return rows.length;
+}
+
+/** The pipeline spec of a sub-query (pipeline.ts): its window, downsampling, rate, aggregator. */
+function pipelineSpecOf(q: TsQuery, sub: SubQuery): PipelineSpec {
+  const win = scanWindow(q.startMs, q.endMs, sub.downsample);
+  const rate = rateOf(sub);
+  return {
+    startMs: q.startMs, endMs: q.endMs, aggregator: sub.aggregator, scanStartMs: win.startMs, scanEndMs: win.endMs,
+    ...(sub.downsample === undefined ? {} : { downsample: sub.downsample }),
+    ...(rate === undefined ? {} : { rate }),
+  };
+}
+
+/**
+ * Rows a sub-query will read, at most: its series (from the series index, counted up to
+ * what the decision needs; tag filters not applied) × the hours of its window.
+ */
+async function expectedRows(tsdb: Tsdb, sub: SubQuery, metricUid: Uint8Array, win: { startMs: number; endMs: number }, enough: number): Promise<number> {
+  const hours = Math.max(1, Math.ceil((win.endMs - win.startMs) / 3_600_000));
+  if (sub.kind !== 'metric') return sub.tsuids.length * hours;
+  const series = await tsdb.index.tsuids(metricUid, Math.max(1, Math.ceil(enough / hours)));
+  return series.length * hours;
 }
 
 /** SpanGroup#computeTags: tags equal in every series that has the key; aggregateTags the rest. */

@@ -14,7 +14,7 @@
  */
 import { TsdbError } from '../errors.js';
 import { aggregate, type AggregateOptions } from './aggregate.js';
-import { AGGREGATOR_NAMES, getAggregator, isAggregator } from './aggregators.js';
+import { AGGREGATOR_NAMES, type Aggregator, getAggregator, isAggregator } from './aggregators.js';
 import { CalendarGrid, downsample, type DownsampleSpec } from './downsample.js';
 import { rate, type RateSpec } from './rate.js';
 import { type OutSeries, type Points, type SeriesData, slicePoints } from './series.js';
@@ -64,34 +64,61 @@ export function scanWindow(startMs: number, endMs: number, ds?: DownsampleSpec):
 }
 
 /**
+ * The per-series half of the pipeline, for one sub-query: the points of the scan window →
+ * downsample → rate. It depends on the series' own points only, so it may run anywhere (a
+ * decode worker prepares the series of the salt buckets it decoded). Validates the spec.
+ */
+export class SeriesPreparer {
+  private readonly spec: PipelineSpec;
+  private readonly win: ScanWindow;
+  private readonly fn: Aggregator | undefined;
+  private readonly cal: CalendarGrid | undefined;
+  private readonly dsWindow: { scanStartMs: number; scanEndMs: number; queryStartMs: number; queryEndMs: number };
+
+  constructor(spec: PipelineSpec) {
+    getAggregator(spec.aggregator);
+    if (!(spec.endMs >= spec.startMs)) throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', 'End time must be greater than or equal to the start time');
+    const ds = spec.downsample;
+    const fn = ds === undefined ? undefined : getAggregator(ds.fn);
+    if (fn?.name === 'none') throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', 'cannot use the NONE aggregator for downsampling');
+    const computed = scanWindow(spec.startMs, spec.endMs, ds);
+    this.spec = spec;
+    this.fn = fn;
+    this.win = { startMs: spec.scanStartMs ?? computed.startMs, endMs: spec.scanEndMs ?? computed.endMs };
+    this.cal = ds !== undefined && ds.calendar && !ds.all ? new CalendarGrid(ds) : undefined;
+    this.dsWindow = { scanStartMs: this.win.startMs, scanEndMs: this.win.endMs, queryStartMs: spec.startMs, queryEndMs: spec.endMs };
+  }
+
+  prepare(s: Points): Points {
+    const ds = this.spec.downsample;
+    let p: Points = slicePoints(s, this.win.startMs, this.win.endMs);
+    if (ds !== undefined && this.fn !== undefined) p = downsample(p, ds, this.fn, this.dsWindow, this.cal);
+    if (this.spec.rate !== undefined) p = rate(p, this.spec.rate);
+    return p;
+  }
+
+  /** The cross-series half: aggregate prepared series with interpolation, then trim. */
+  combine(prepared: readonly Points[]): OutSeries[] {
+    if (prepared.length === 0) return [];
+    const agg = getAggregator(this.spec.aggregator);
+    const opts: AggregateOptions = { rate: this.spec.rate !== undefined, endMs: this.win.endMs, emitFrom: this.spec.startMs, emitTo: this.spec.endMs };
+    const nanAsNull = this.spec.downsample?.fill === 'null';
+    const finish = (o: OutSeries): OutSeries => {
+      if (nanAsNull) o.nanAsNull = true;
+      return o;
+    };
+    if (agg.name === 'none') return prepared.map((p) => finish(aggregate([p], agg, opts)));
+    return [finish(aggregate(prepared, agg, opts))];
+  }
+}
+
+/**
  * Runs one group of series (already filtered and grouped) through downsample → rate →
  * aggregate → trim, as OpenTSDB's code orders it. 'none' returns one output per input
  * series; any other aggregator one output (possibly without points), none for no series.
  */
 export function runGroup(series: readonly SeriesData[], spec: PipelineSpec): OutSeries[] {
-  const agg = getAggregator(spec.aggregator);
-  if (!(spec.endMs >= spec.startMs)) throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', 'End time must be greater than or equal to the start time');
-  const ds = spec.downsample;
-  const fn = ds === undefined ? undefined : getAggregator(ds.fn);
-  if (fn?.name === 'none') throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', 'cannot use the NONE aggregator for downsampling');
+  const preparer = new SeriesPreparer(spec);
   if (series.length === 0) return [];
-  const computed = scanWindow(spec.startMs, spec.endMs, ds);
-  const win: ScanWindow = { startMs: spec.scanStartMs ?? computed.startMs, endMs: spec.scanEndMs ?? computed.endMs };
-  const cal = ds !== undefined && ds.calendar && !ds.all ? new CalendarGrid(ds) : undefined;
-  const dsWindow = { scanStartMs: win.startMs, scanEndMs: win.endMs, queryStartMs: spec.startMs, queryEndMs: spec.endMs };
-  const prepared: Points[] = [];
-  for (const s of series) {
-    let p: Points = slicePoints(s, win.startMs, win.endMs);
-    if (ds !== undefined && fn !== undefined) p = downsample(p, ds, fn, dsWindow, cal);
-    if (spec.rate !== undefined) p = rate(p, spec.rate);
-    prepared.push(p);
-  }
-  const opts: AggregateOptions = { rate: spec.rate !== undefined, endMs: win.endMs, emitFrom: spec.startMs, emitTo: spec.endMs };
-  const nanAsNull = ds?.fill === 'null';
-  const finish = (o: OutSeries): OutSeries => {
-    if (nanAsNull) o.nanAsNull = true;
-    return o;
-  };
-  if (agg.name === 'none') return prepared.map((p) => finish(aggregate([p], agg, opts)));
-  return [finish(aggregate(prepared, agg, opts))];
+  return preparer.combine(series.map((s) => preparer.prepare(s)));
 }

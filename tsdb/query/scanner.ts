@@ -18,6 +18,9 @@ import type { Annotation } from '../meta/annotations.js';
 import type { PointBlock } from '../codec/point-block.js';
 import { TsdbError } from '../errors.js';
 import { mergeRowCells } from '../read/row-merge.js';
+import type { DecodeSession } from './decode-pool.js';
+import { appendRow } from './point-append.js';
+import type { Points } from './series.js';
 import { baseTimeOfKey, metricScanRange } from '../schema/row-key.js';
 import { DATA_FAMILY } from '../tables.js';
 import type { Tsdb } from '../tsdb.js';
@@ -35,8 +38,10 @@ export interface ScanRequest {
   readonly deadline?: QueryDeadline;
   /** Collects the annotations of each row (cells that are not data points) per series. */
   readonly annotations?: (cells: readonly Cell[]) => Annotation[];
-  /** Keep each series' row keys (for deletes). */
+  /** Keep each series' row keys (for deletes; not with `decode`). */
   readonly rowKeys?: boolean;
+  /** Decode the buckets `workerOf` gives to a worker (≥ 0) there (decode-pool.ts). */
+  readonly decode?: { readonly session: DecodeSession; workerOf(salt: number, buckets: number): number };
 }
 
 export interface QueryDeadline {
@@ -67,6 +72,12 @@ export interface ScannedSeries {
   annotations?: Annotation[];
   /** The row keys read (only with ScanRequest.rowKeys). */
   rowKeys?: Uint8Array[];
+  /**
+   * Decoded by a worker (ScanRequest.decode): its points already through the per-series
+   * pipeline (window, downsample, rate); `count` is then the points read, and ts/values/isInt
+   * are empty.
+   */
+  prepared?: Points;
 }
 
 export interface ScanStats {
@@ -76,11 +87,17 @@ export interface ScanStats {
   buckets: number;
 }
 
-/** Scans every salt bucket of the metric concurrently; series in TSUID order. */
+/**
+ * Scans every salt bucket of the metric concurrently; series in TSUID order. With
+ * `req.decode`, the rows of the buckets it gives to workers are sent there (decode-pool.ts)
+ * and their series come back prepared (ScannedSeries.prepared).
+ */
 export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats): Promise<ScannedSeries[]> {
   const w = tsdb.widths;
   const buckets = w.saltWidth === 0 ? 1 : w.saltBuckets;
   const bySeries = new Map<string, ScannedSeries>();
+  const list: ScannedSeries[] = [];
+  const indexOf = new Map<ScannedSeries, number>();
   const maxSeries = req.maxSeries ?? Infinity;
   const maxPoints = req.maxPoints ?? Infinity;
   let points = 0;
@@ -88,8 +105,23 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
   const endSec = Math.floor(req.endMs / 1000);
   const head = w.saltWidth + w.metric + 4;
   let lastYield = performance.now();
+  const seriesOf = (key: Uint8Array): ScannedSeries => {
+    const id = seriesId(key, w.saltWidth, w.saltWidth + w.metric, head);
+    let s = bySeries.get(id);
+    if (s === undefined) {
+      if (bySeries.size >= maxSeries) throw tooLarge(`more than ${maxSeries} series`);
+      s = newSeries(key, w.saltWidth, w.metric, head, w.tagk + w.tagv, w.tagk);
+      bySeries.set(id, s);
+      indexOf.set(s, list.length);
+      list.push(s);
+    }
+    return s;
+  };
+  const decode = req.decode;
+  const remote = new Set<ScannedSeries>();
   const scanBucket = async (salt: number): Promise<void> => {
     const { start, end } = metricScanRange(w, salt, req.metricUid, startSec, endSec);
+    const worker = decode === undefined ? -1 : decode.workerOf(salt, buckets);
     let block: PointBlock | undefined;
     for await (const rows of tsdb.data.scan({
       start, end, families: [DATA_FAMILY], batchRows: 256,
@@ -107,17 +139,18 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
           stats.rows++;
           stats.cells += row.cells.length;
         }
-        block = mergeRowCells(row.cells, block);
-        const notes = req.annotations?.(row.cells);
-        if (block.count === 0 && (notes === undefined || notes.length === 0)) continue;
         const key = row.key;
-        const id = seriesId(key, w.saltWidth, w.saltWidth + w.metric, head);
-        let s = bySeries.get(id);
-        if (s === undefined) {
-          if (bySeries.size >= maxSeries) throw tooLarge(`more than ${maxSeries} series`);
-          s = newSeries(key, w.saltWidth, w.metric, head, w.tagk + w.tagv, w.tagk);
-          bySeries.set(id, s);
+        const notes = req.annotations?.(row.cells);
+        if (worker >= 0) {
+          const s = seriesOf(key);
+          if (notes !== undefined && notes.length > 0) (s.annotations ??= []).push(...notes);
+          remote.add(s);
+          decode!.session.add(worker, indexOf.get(s)!, baseTimeOfKey(w, key) * 1000, row.cells);
+          continue;
         }
+        block = mergeRowCells(row.cells, block);
+        if (block.count === 0 && (notes === undefined || notes.length === 0)) continue;
+        const s = seriesOf(key);
         if (notes !== undefined && notes.length > 0) (s.annotations ??= []).push(...notes);
         if (req.rowKeys === true) (s.rowKeys ??= []).push(key);
         points += appendRow(s, block, baseTimeOfKey(w, key) * 1000, req.startMs, req.endMs);
@@ -126,63 +159,23 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
     }
   };
   await Promise.all(Array.from({ length: buckets }, (_, salt) => scanBucket(salt)));
+  let out = list;
+  if (decode !== undefined) {
+    for (const r of await decode.session.finish()) {
+      const s = list[r.index]!;
+      s.count = r.raw;
+      s.prepared = r.points;
+      points += r.raw;
+    }
+    if (points > maxPoints) throw tooLarge(`more than ${maxPoints} data points`);
+    // A series of a worker's bucket whose rows held no point and no annotation is not one.
+    out = list.filter((s) => !remote.has(s) || s.prepared !== undefined || (s.annotations?.length ?? 0) > 0);
+  }
   if (stats !== undefined) {
     stats.points += points;
     stats.buckets += buckets;
   }
-  return [...bySeries.values()].sort((a, b) => compareIds(a.tsuid, b.tsuid));
-}
-
-/** Appends the block's points inside [startMs, endMs]; returns how many. */
-function appendRow(s: ScannedSeries, b: PointBlock, baseMs: number, startMs: number, endMs: number): number {
-  const need = s.count + b.count;
-  if (need > s.ts.length) grow(s, capacityFor(need, baseMs, startMs, endMs, s.ts.length));
-  if (b.bigInts !== undefined && s.exact === undefined) s.exact = new BigInt64Array(s.ts.length);
-  let n = 0;
-  for (let i = 0; i < b.count; i++) {
-    const t = baseMs + b.offsetsMs[i]!;
-    if (t < startMs || t > endMs) continue;
-    const j = s.count++;
-    s.ts[j] = t;
-    s.values[j] = b.values[i]!;
-    s.isInt[j] = b.isInt[i]!;
-    if (s.exact !== undefined) s.exact[j] = b.bigInts?.[i] ?? 0n;
-    n++;
-  }
-  return n;
-}
-
-const HOUR_MS = 3_600_000;
-
-/**
- * The new capacity of a series' arrays once `need` points do not fit: rows come in
- * base-hour order, so the points seen per hour so far project the series' total over the
- * window (one allocation for a regular series, instead of a doubling chain whose copies
- * and fresh pages cost more than the decoding); at least double, never below `need`.
- */
-function capacityFor(need: number, baseMs: number, startMs: number, endMs: number, cap: number): number {
-  const first = Math.floor(startMs / HOUR_MS);
-  const hoursSeen = Math.max(1, Math.floor(baseMs / HOUR_MS) - first + 1);
-  const hoursTotal = Math.max(hoursSeen, Math.floor(endMs / HOUR_MS) - first + 1);
-  const projected = Math.ceil((need / hoursSeen) * hoursTotal);
-  return Math.max(need, cap * 2, projected);
-}
-
-function grow(s: ScannedSeries, cap: number): void {
-  const ts = new Float64Array(cap);
-  ts.set(s.ts.subarray(0, s.count));
-  const values = new Float64Array(cap);
-  values.set(s.values.subarray(0, s.count));
-  const isInt = new Uint8Array(cap);
-  isInt.set(s.isInt.subarray(0, s.count));
-  s.ts = ts;
-  s.values = values;
-  s.isInt = isInt;
-  if (s.exact !== undefined) {
-    const exact = new BigInt64Array(cap);
-    exact.set(s.exact.subarray(0, s.count));
-    s.exact = exact;
-  }
+  return out.sort((a, b) => compareIds(a.tsuid, b.tsuid));
 }
 
 const EMPTY_F64 = new Float64Array(0);

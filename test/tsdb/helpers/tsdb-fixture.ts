@@ -3,6 +3,7 @@ import { openMemoryStore } from '../../../core/index.js';
 import type { Store } from '../../../core/api/store.js';
 import type { TsdbConfig } from '../../../tsdb/config.js';
 import { Tsdb } from '../../../tsdb/tsdb.js';
+import type { OpenTsdbOptions } from '../../../tsdb/tsdb.js';
 import type { IncomingPoint } from '../../../tsdb/write/data-point.js';
 
 export interface Fixture {
@@ -20,10 +21,10 @@ export function useFixtureStore(factory: FixtureStoreFactory | undefined): void 
   storeFactory = factory;
 }
 
-export async function openFixture(config: Partial<TsdbConfig> = {}, startMs = Date.UTC(2026, 0, 1)): Promise<Fixture> {
+export async function openFixture(config: Partial<TsdbConfig> = {}, startMs = Date.UTC(2026, 0, 1), opts: Pick<OpenTsdbOptions, 'decodePool'> = {}): Promise<Fixture> {
   const clock = { now: startMs };
   const store = storeFactory !== undefined ? await storeFactory(() => clock.now) : await openMemoryStore({ clock: () => clock.now });
-  const tsdb = await Tsdb.open(store, { config, now: () => clock.now, background: false });
+  const tsdb = await Tsdb.open(store, { config, now: () => clock.now, background: false, ...opts });
   return { tsdb, clock };
 }
 

@@ -1,0 +1,129 @@
+/**
+ * Queries decoded in parallel (worker threads take some salt buckets: query/decode-pool.ts)
+ * answer byte for byte as the main thread alone does: the OpenTSDB conformance cases and
+ * seeded random data (integers beyond 2^53, floats, annotations, raw and compressed hours)
+ * under many query shapes (downsampling with fills, rates, aggregators, group-by, none).
+ */
+import { readFileSync } from 'node:fs';
+import type { FastifyInstance } from 'fastify';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Random } from '../../../core/util/random.js';
+import type { TsdbConfig } from '../../../tsdb/config.js';
+import { buildServer } from '../../../tsdb/server/build-server.js';
+import type { Tsdb } from '../../../tsdb/tsdb.js';
+import { DecodePool } from '../../../tsdb/query/decode-pool.js';
+import { openFixture } from '../helpers/tsdb-fixture.js';
+
+interface Case {
+  name: string;
+  series: Array<{ metric: string; tags: Record<string, string>; valueType: string; points: Array<[number, number | string, string?]> }>;
+  query: object;
+}
+
+const CASES = JSON.parse(readFileSync(new URL('../../fixtures/opentsdb-query-cases.json', import.meta.url), 'utf8')) as Case[];
+const SERIAL: Partial<TsdbConfig> = { queryDecodeThreads: 0 };
+const PARALLEL: Partial<TsdbConfig> = { queryDecodeThreads: 2, queryParallelMinRows: 0 };
+const open: Array<{ app: FastifyInstance; tsdb: Tsdb }> = [];
+// One pool of two decode workers shared by every parallel store of this file.
+const pool = new DecodePool(2);
+
+afterAll(async () => {
+  for (const o of open) {
+    await o.app.close();
+    await o.tsdb.close();
+  }
+  await pool.close();
+});
+
+async function server(config: Partial<TsdbConfig>, nowMs: number): Promise<{ app: FastifyInstance; tsdb: Tsdb }> {
+  const { tsdb } = await openFixture({ saltBuckets: 8, ...config }, nowMs, config.queryDecodeThreads === 0 ? {} : { decodePool: pool });
+  const o = { app: await buildServer({ tsdb }), tsdb };
+  open.push(o);
+  return o;
+}
+
+async function put(app: FastifyInstance, body: unknown[]): Promise<void> {
+  const r = await app.inject({ method: 'POST', url: '/api/put?details', payload: body });
+  expect(r.statusCode, r.body).toBe(200);
+}
+
+async function query(app: FastifyInstance, q: object): Promise<{ status: number; body: string }> {
+  const r = await app.inject({ method: 'POST', url: '/api/query', payload: q });
+  return { status: r.statusCode, body: r.body };
+}
+
+describe('parallel query decoding', () => {
+  it('answers every OpenTSDB conformance case exactly as the serial path', async () => {
+    for (const c of CASES) {
+      const a = await server(SERIAL, 1357100000000);
+      const b = await server(PARALLEL, 1357100000000);
+      for (const s of c.series) {
+        const body = s.points.map(([ts, v, type]) => ({ metric: s.metric, timestamp: ts, value: (type ?? s.valueType) === 'i' ? Math.trunc(Number(v)) : Number(v), tags: s.tags }));
+        await put(a.app, body);
+        await put(b.app, body);
+      }
+      expect(await query(b.app, c.query), c.name).toEqual(await query(a.app, c.query));
+    }
+    expect(pool.rowsSent).toBeGreaterThan(0);
+  });
+
+  it('answers random data under many query shapes exactly as the serial path', async () => {
+    const T0 = Date.UTC(2026, 0, 1) / 1000;
+    const now = (T0 + 30 * 3600) * 1000;
+    const a = await server(SERIAL, now);
+    const b = await server(PARALLEL, now);
+    const rng = new Random(20261125);
+    const points: unknown[] = [];
+    for (let h = 0; h < 16; h++) {
+      const kind = h % 4; // 0 floats, 1 ints, 2 huge ints, 3 sparse floats
+      for (let t = 0; t < 6 * 3600; t += 60 + (kind === 3 ? rng.int(600) : 0)) {
+        const value = kind === 0 ? (rng.int(1 << 30) / (1 << 30)) * 100 - 50 : kind === 1 ? rng.int(1000) : kind === 2 ? `${9007199254740000 + rng.int(5000)}` : (rng.int(1 << 30) / (1 << 30));
+        points.push({ metric: 'm', timestamp: (T0 + t) * 1000 + (h % 3) * rng.int(1000), value, tags: { host: `h${h}`, dc: `d${h % 3}` } });
+      }
+    }
+    for (let i = 0; i < points.length; i += 5000) {
+      await put(a.app, points.slice(i, i + 5000));
+      await put(b.app, points.slice(i, i + 5000));
+    }
+    // Annotations on one series, and hours 0-2 compressed into hour cells on both stores.
+    const note = { startTime: T0 + 100, description: 'deploy', tsuid: '000001000001000001000002000002' };
+    expect((await a.app.inject({ method: 'POST', url: '/api/annotation', payload: note })).statusCode).toBe(200);
+    expect((await b.app.inject({ method: 'POST', url: '/api/annotation', payload: note })).statusCode).toBe(200);
+    for (const o of [a, b]) await o.tsdb.compactor.runOnce({ force: true, sweep: true });
+    const shapes: unknown[] = [
+      { aggregator: 'sum', downsample: '5m-avg' },
+      { aggregator: 'none', downsample: '10m-max-nan' },
+      { aggregator: 'avg', downsample: '7m-sum-zero', filters: [{ type: 'wildcard', tagk: 'dc', filter: '*', groupBy: true }] },
+      { aggregator: 'zimsum', rate: true, rateOptions: { counter: true, counterMax: 1000, resetValue: 5 } },
+      { aggregator: 'p95', downsample: '1h-count-null' },
+      { aggregator: 'dev', downsample: '0all-sum' },
+      { aggregator: 'max', rate: true, downsample: '15m-last' },
+      { aggregator: 'none', tags: { host: 'h2|h6' } },
+      { aggregator: 'sum', filters: [{ type: 'regexp', tagk: 'host', filter: 'h1.*', groupBy: false }] },
+    ];
+    for (const shape of shapes) {
+      const q = { start: (T0 + 1800) * 1000, end: (T0 + 5 * 3600) * 1000, msResolution: true, showQuery: true, queries: [{ metric: 'm', ...(shape as object) }] };
+      const [sa, sb] = [await query(a.app, q), await query(b.app, q)];
+      expect(sa.status, sa.body).toBe(200);
+      expect(sb, JSON.stringify(shape)).toEqual(sa);
+    }
+    const before = pool.sessions;
+    for (const shape of shapes.slice(0, 2)) await query(b.app, { start: (T0 + 1800) * 1000, end: (T0 + 5 * 3600) * 1000, queries: [{ metric: 'm', ...(shape as object) }] });
+    expect(pool.sessions).toBe(before + 2);
+  });
+
+  it('keeps the point limit (413) and the unknown-metric answer (404) in parallel', async () => {
+    const T0 = Date.UTC(2026, 0, 1) / 1000;
+    const b = await server({ ...PARALLEL, queryMaxPoints: 2500 }, (T0 + 7200) * 1000);
+    // 2000 points in each of two hours: one hour fits the limit, both do not.
+    const body = Array.from({ length: 4000 }, (_, i) => ({ metric: 'm', timestamp: T0 + (i < 2000 ? i : 3600 + i - 2000), value: i, tags: { host: `h${i % 16}` } }));
+    await put(b.app, body);
+    const big = await query(b.app, { start: T0, end: T0 + 7199, queries: [{ metric: 'm', aggregator: 'sum' }] });
+    expect(big.status).toBe(413);
+    expect(big.body).toContain('more than 2500 data points');
+    expect((await query(b.app, { start: T0, queries: [{ metric: 'nope', aggregator: 'sum' }] })).status).toBe(404);
+    const small = await query(b.app, { start: T0, end: T0 + 20, queries: [{ metric: 'm', aggregator: 'sum' }] });
+    expect(small.status).toBe(200);
+    expect(b.tsdb.queryDecodePool()).toBe(pool);
+  });
+});

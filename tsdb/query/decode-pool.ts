@@ -1,0 +1,187 @@
+/**
+ * Query decoding on the other cores: a pool of worker threads (decode-worker.ts) that
+ * decode the data rows of some salt buckets of a big query while the main thread scans
+ * every bucket and decodes the rest. A series lives in one salt bucket, so each series is
+ * decoded, windowed, downsampled and rated whole in one place; the main thread then
+ * filters, groups and aggregates as usual (execute.ts).
+ *
+ * A session is one sub-query's scan: rows are packed per worker (row-pack.ts) and sent in
+ * batches as the scan goes, so decoding overlaps scanning; finish() collects the series.
+ * A session that is abandoned (error, client gone) is cancelled and its state dropped.
+ */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import type { Cell } from '../../core/api/store.js';
+import { TsdbError } from '../errors.js';
+import type { TsdbErrorCode } from '../errors.js';
+import { isDataPointCell } from '../read/row-merge.js';
+import type { WorkerIn, WorkerOut, WorkerSeries } from './decode-worker.js';
+import type { PipelineSpec } from './pipeline.js';
+import { RowPacker } from './row-pack.js';
+
+/** Bytes of packed rows that make one message to a worker. */
+const BATCH_BYTES = 512 * 1024;
+
+export interface DecodeSessionOptions {
+  /** Points with startMs ≤ ts ≤ endMs are kept. */
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly maxPoints: number;
+  /** Run the per-series pipeline half in the worker (points come back prepared). */
+  readonly spec?: PipelineSpec;
+}
+
+interface Pending {
+  resolve(series: WorkerSeries[]): void;
+  reject(err: Error): void;
+}
+
+function workerUrl(): URL {
+  const js = new URL('./decode-worker.js', import.meta.url);
+  if (existsSync(fileURLToPath(js))) return js;
+  // From the TypeScript sources (tests, tsx): a bootstrap registers tsx in the worker.
+  return new URL('./decode-worker-tsx.mjs', import.meta.url);
+}
+
+export class DecodePool {
+  private readonly workers: Worker[] = [];
+  private readonly pending = new Map<number, Pending>();
+  private nextSid = 1;
+  private closed = false;
+  /** Sessions begun and rows sent to workers, since the pool started. */
+  sessions = 0;
+  rowsSent = 0;
+
+  constructor(readonly threads: number) {
+    const url = workerUrl();
+    for (let i = 0; i < threads; i++) {
+      const w = new Worker(url);
+      w.unref();
+      w.on('message', (m: WorkerOut) => {
+        const p = this.pending.get(m.sid);
+        if (p === undefined) return;
+        this.pending.delete(m.sid);
+        if ('error' in m) p.reject(errorFromWire(m.error));
+        else p.resolve(m.series);
+      });
+      w.on('error', (err) => this.failAll(err));
+      this.workers.push(w);
+    }
+  }
+
+  /**
+   * Which worker decodes a salt bucket, or -1 for the main thread: the main thread keeps
+   * a smaller share, since it also scans every bucket.
+   */
+  workerOf(salt: number, buckets: number): number {
+    const mainShare = Math.floor((buckets * 0.8) / (this.threads + 1));
+    return salt < mainShare ? -1 : (salt - mainShare) % this.threads;
+  }
+
+  session(o: DecodeSessionOptions): DecodeSession {
+    if (this.closed) throw new Error('decode pool is closed');
+    this.sessions++;
+    return new DecodeSession(this, o);
+  }
+
+  /** @internal */
+  post(worker: number, msg: WorkerIn, transfer: ArrayBuffer[] = []): void {
+    this.workers[worker]!.postMessage(msg, transfer);
+  }
+
+  /** @internal */
+  newSid(): number {
+    return this.nextSid++;
+  }
+
+  /** @internal */
+  expect(sid: number): Promise<WorkerSeries[]> {
+    return new Promise((resolve, reject) => this.pending.set(sid, { resolve, reject }));
+  }
+
+  /** @internal */
+  forget(sid: number): void {
+    this.pending.delete(sid);
+  }
+
+  private failAll(err: Error): void {
+    for (const p of this.pending.values()) p.reject(new Error(`query decode worker failed: ${err.message}`, { cause: err }));
+    this.pending.clear();
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.failAll(new Error('closed'));
+    await Promise.all(this.workers.map((w) => w.terminate()));
+  }
+}
+
+/** One sub-query's rows on their way to the workers. */
+export class DecodeSession {
+  private readonly sids: number[] = [];
+  private readonly packers: RowPacker[] = [];
+  private readonly started: boolean[] = [];
+  private done = false;
+
+  constructor(private readonly pool: DecodePool, private readonly o: DecodeSessionOptions) {
+    for (let i = 0; i < pool.threads; i++) {
+      this.sids.push(pool.newSid());
+      this.packers.push(new RowPacker());
+      this.started.push(false);
+    }
+  }
+
+  /** Queues a row of `series` (its index in the query) for `worker`. */
+  add(worker: number, series: number, baseMs: number, cells: readonly Cell[]): void {
+    if (!this.started[worker]) {
+      this.started[worker] = true;
+      this.pool.post(worker, { type: 'begin', sid: this.sids[worker]!, startMs: this.o.startMs, endMs: this.o.endMs, maxPoints: this.o.maxPoints, ...(this.o.spec === undefined ? {} : { spec: this.o.spec }) });
+    }
+    const p = this.packers[worker]!;
+    p.add(series, baseMs, cells, isDataPointCell);
+    this.pool.rowsSent++;
+    if (p.bytes >= BATCH_BYTES) this.flush(worker);
+  }
+
+  private flush(worker: number): void {
+    const p = this.packers[worker]!;
+    if (p.rows === 0) return;
+    const bytes = p.take();
+    this.pool.post(worker, { type: 'rows', sid: this.sids[worker]!, bytes }, [bytes.buffer as ArrayBuffer]);
+  }
+
+  /** Every worker's series: prepared points (with a spec) or raw, by series index. */
+  async finish(): Promise<WorkerSeries[]> {
+    this.done = true;
+    const waits: Array<Promise<WorkerSeries[]>> = [];
+    for (let w = 0; w < this.sids.length; w++) {
+      if (!this.started[w]) continue;
+      this.flush(w);
+      const sid = this.sids[w]!;
+      waits.push(this.pool.expect(sid));
+      this.pool.post(w, { type: 'end', sid });
+    }
+    const parts = await Promise.all(waits);
+    return parts.flat();
+  }
+
+  /** Drops the session's state in the workers (after an error or a cancelled query). */
+  cancel(): void {
+    if (this.done) return;
+    this.done = true;
+    for (let w = 0; w < this.sids.length; w++) {
+      if (!this.started[w]) continue;
+      this.pool.forget(this.sids[w]!);
+      this.pool.post(w, { type: 'cancel', sid: this.sids[w]! });
+    }
+  }
+}
+
+function errorFromWire(e: { name: string; code?: string; message: string }): Error {
+  if (e.code !== undefined) return new TsdbError(e.code as TsdbErrorCode, e.message);
+  const err = new Error(e.message);
+  err.name = e.name;
+  return err;
+}

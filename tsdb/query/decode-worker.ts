@@ -1,0 +1,133 @@
+/**
+ * A query decode worker thread (decode-pool.ts is its other end). For each query session
+ * it receives packed data rows (row-pack.ts) of the salt buckets given to it, decodes them
+ * into per-series typed arrays as the main thread's scanner does, and at the end runs the
+ * per-series half of the pipeline (window, downsample, rate: pipeline.ts SeriesPreparer)
+ * and sends each series' points back, transferred, not copied.
+ *
+ * Messages in:  {type:'begin', sid, startMs, endMs, maxPoints, spec?} | {type:'rows', sid, bytes}
+ *               | {type:'end', sid} | {type:'cancel', sid}
+ * Messages out: {sid, series:[{index, raw, points}]} | {sid, error:{name, code?, message}}
+ */
+import { parentPort } from 'node:worker_threads';
+import type { PointBlock } from '../codec/point-block.js';
+import { TsdbError } from '../errors.js';
+import { mergeRowCells } from '../read/row-merge.js';
+import { DATA_FAMILY } from '../tables.js';
+import { SeriesPreparer } from './pipeline.js';
+import type { PipelineSpec } from './pipeline.js';
+import { appendRow } from './point-append.js';
+import { unpackRows } from './row-pack.js';
+import type { Points } from './series.js';
+
+export type WorkerIn =
+  | { type: 'begin'; sid: number; startMs: number; endMs: number; maxPoints: number; spec?: PipelineSpec }
+  | { type: 'rows'; sid: number; bytes: Uint8Array }
+  | { type: 'end'; sid: number }
+  | { type: 'cancel'; sid: number };
+
+export interface WorkerSeries {
+  readonly index: number;
+  /** Points read (inside the scan window), before downsampling. */
+  readonly raw: number;
+  /** Prepared (with a spec) or raw points. */
+  readonly points: Points;
+}
+
+export type WorkerOut =
+  | { sid: number; series: WorkerSeries[] }
+  | { sid: number; error: { name: string; code?: string; message: string } };
+
+interface Session {
+  readonly startMs: number;
+  readonly endMs: number;
+  readonly maxPoints: number;
+  readonly spec: PipelineSpec | undefined;
+  readonly series: Map<number, Points>;
+  points: number;
+  block: PointBlock | undefined;
+  failed: Error | undefined;
+}
+
+const EMPTY_F64 = new Float64Array(0);
+const EMPTY_U8 = new Uint8Array(0);
+const sessions = new Map<number, Session>();
+
+function onRows(s: Session, bytes: Uint8Array): void {
+  unpackRows(bytes, DATA_FAMILY, (index, baseMs, cells) => {
+    const block = mergeRowCells(cells, s.block);
+    s.block = block;
+    if (block.count === 0) return;
+    let p = s.series.get(index);
+    if (p === undefined) {
+      p = { count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 };
+      s.series.set(index, p);
+    }
+    s.points += appendRow(p, block, baseMs, s.startMs, s.endMs);
+    if (s.points > s.maxPoints) throw new TsdbError('TSDB_TOO_LARGE', `Query exceeded a limit: more than ${s.maxPoints} data points`);
+  });
+}
+
+function onEnd(sid: number, s: Session): void {
+  const preparer = s.spec === undefined ? undefined : new SeriesPreparer(s.spec);
+  const out: WorkerSeries[] = [];
+  const transfer: ArrayBuffer[] = [];
+  for (const [index, raw] of s.series) {
+    const points = preparer === undefined ? raw : preparer.prepare(raw);
+    // Own buffers of exactly the points, so the transfer moves nothing else.
+    const own: Points = {
+      count: points.count,
+      ts: points.ts.slice(0, points.count),
+      values: points.values.slice(0, points.count),
+      isInt: points.isInt.slice(0, points.count),
+      ...(points.exact === undefined ? {} : { exact: points.exact.slice(0, points.count) }),
+    };
+    transfer.push(own.ts.buffer as ArrayBuffer, own.values.buffer as ArrayBuffer, own.isInt.buffer as ArrayBuffer);
+    if (own.exact !== undefined) transfer.push(own.exact.buffer as ArrayBuffer);
+    out.push({ index, raw: raw.count, points: own });
+  }
+  post({ sid, series: out }, transfer);
+}
+
+function post(msg: WorkerOut, transfer: ArrayBuffer[] = []): void {
+  parentPort!.postMessage(msg, transfer);
+}
+
+function wireError(err: unknown): { name: string; code?: string; message: string } {
+  if (err instanceof TsdbError) return { name: err.name, code: err.code, message: err.message };
+  if (err instanceof Error) return { name: err.name, message: err.message };
+  return { name: 'Error', message: String(err) };
+}
+
+parentPort!.on('message', (m: WorkerIn) => {
+  if (m.type === 'begin') {
+    sessions.set(m.sid, { startMs: m.startMs, endMs: m.endMs, maxPoints: m.maxPoints, spec: m.spec, series: new Map(), points: 0, block: undefined, failed: undefined });
+    return;
+  }
+  const s = sessions.get(m.sid);
+  if (s === undefined) return;
+  if (m.type === 'cancel') {
+    sessions.delete(m.sid);
+    return;
+  }
+  if (m.type === 'rows') {
+    if (s.failed !== undefined) return;
+    try {
+      onRows(s, m.bytes);
+    } catch (err) {
+      s.failed = err instanceof Error ? err : new Error(String(err));
+      s.series.clear();
+    }
+    return;
+  }
+  sessions.delete(m.sid);
+  if (s.failed !== undefined) {
+    post({ sid: m.sid, error: wireError(s.failed) });
+    return;
+  }
+  try {
+    onEnd(m.sid, s);
+  } catch (err) {
+    post({ sid: m.sid, error: wireError(err) });
+  }
+});
