@@ -157,6 +157,7 @@ describe('compaction out of space (in-process)', () => {
     expect(await liveFiles()).toBe(3);
     expect(st.lastBackgroundError).toMatch(/no space/);
     expect(st.writeFailure).toBeUndefined();
+    expect((await mem.list('/db')).filter((n) => n.includes('.sst'))).toHaveLength(3); // no partial output left
     await put(t, 999); // writes are not stopped by a compaction out of space
     const rows = await t.get([0, 150, 299, 999].map((i) => new TextEncoder().encode(`k${String(i).padStart(5, '0')}`)));
     expect(rows.every((r) => r !== undefined)).toBe(true);
