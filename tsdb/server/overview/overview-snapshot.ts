@@ -1,5 +1,5 @@
 /**
- * The body of GET /api/horae/overview (documented in tsdb/README.md "Operator view"): the
+ * The body of GET /api/horae/overview (documented in tsdb/OPERATOR.md): the
  * store as it runs — per table and region the key range, sizes, files, memstore and the
  * cumulative write/read counters; background work, block cache, WAL; UID counts; ingest
  * and query counters; and the recent rate history kept by the route.
@@ -87,19 +87,6 @@ export async function listRegions(tsdb: Tsdb): Promise<RegionsByTable[]> {
     out.push({ name, regions: await (await tsdb.store.openTable(name)).regions() });
   }
   return out;
-}
-
-/** The cumulative counters the rate history samples. */
-export function rateCounters(tables: readonly RegionsByTable[], counters: OverviewCounters): Record<RateName, number> {
-  let cellsWritten = 0;
-  let rowsRead = 0;
-  for (const t of tables) {
-    for (const r of t.regions) {
-      cellsWritten += r.stats.cellsWritten;
-      rowsRead += r.stats.rowsRead;
-    }
-  }
-  return { points: counters.pointsWritten, queries: counters.queries, cellsWritten, rowsRead };
 }
 
 export interface SnapshotInput {

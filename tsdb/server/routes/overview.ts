@@ -1,22 +1,24 @@
 /**
  * GET /api/horae/overview: what the operator page (ui/src/pages/operator) draws — the store
  * as it runs, per table and region, plus the server's counters and their recent rates
- * (overview/overview-snapshot.ts has the shape; tsdb/README.md "Operator view" documents it).
+ * (overview/overview-snapshot.ts has the shape; tsdb/OPERATOR.md documents it).
  *
  * Besides the route this installs, on the root app:
  * - a query counter: an onResponse hook counting /api/query, /api/query/last (and their
  *   /api/v1 forms) and those answered with a status >= 400;
  * - the rate history: every `sampleIntervalMs` (default 5 s) the cumulative counters are
- *   sampled into a ring of `historySamples` rates (default 180: the last 15 minutes). A
+ *   sampled into a ring of `historySamples` rates (default 180: the last 15 minutes); the
+ *   store-wide cells written and rows read are summed across splits (region-totals.ts). A
  *   request that finds the last sample older than the interval samples first, so the
  *   history does not depend on timer punctuality (and tests drive it with a fake clock).
  *   The timer is unref'd and stopped when the app closes.
  */
 import type { FastifyInstance } from 'fastify';
 import type { Tsdb } from '../../tsdb.js';
-import { RATE_NAMES, buildOverview, listRegions, rateCounters } from '../overview/overview-snapshot.js';
+import { RATE_NAMES, buildOverview, listRegions } from '../overview/overview-snapshot.js';
 import type { OverviewCounters, RateName } from '../overview/overview-snapshot.js';
 import { RateHistory } from '../overview/rate-history.js';
+import { RegionTotals } from '../overview/region-totals.js';
 
 export interface OverviewRouteOptions {
   /** Sampling period of the rate history in ms (default 5000). */
@@ -30,6 +32,7 @@ const QUERY_ROUTE = /^\/api(\/v1)?\/query(\/last)?$/i;
 export function registerOverviewRoutes(app: FastifyInstance, tsdb: Tsdb, opts: OverviewRouteOptions = {}): void {
   const intervalMs = opts.sampleIntervalMs ?? 5000;
   const history = new RateHistory<RateName>(RATE_NAMES, opts.historySamples ?? 180);
+  const regionTotals = new RegionTotals();
   const startedMs = tsdb.now();
   let queries = 0;
   let queryErrors = 0;
@@ -57,7 +60,9 @@ export function registerOverviewRoutes(app: FastifyInstance, tsdb: Tsdb, opts: O
     if (last !== undefined && tsdb.now() - last < intervalMs) return Promise.resolve();
     sampling ??= (async () => {
       const timeMs = tsdb.now();
-      history.record(timeMs, rateCounters(await listRegions(tsdb), counters()));
+      const totals = regionTotals.update(await listRegions(tsdb));
+      const c = counters();
+      history.record(timeMs, { points: c.pointsWritten, queries: c.queries, cellsWritten: totals.cellsWritten, rowsRead: totals.rowsRead });
     })().finally(() => {
       sampling = undefined;
     });

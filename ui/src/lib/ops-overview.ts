@@ -1,6 +1,6 @@
 /**
  * The body of GET /api/horae/overview as the operator page reads it (the server's
- * tsdb/server/overview/overview-snapshot.ts; documented in tsdb/README.md "Operator view"),
+ * tsdb/server/overview/overview-snapshot.ts; documented in tsdb/OPERATOR.md),
  * and the fetch that gets it. The UI talks to the server over HTTP only, so the shape is
  * restated here rather than imported.
  *
