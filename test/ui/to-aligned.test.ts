@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { emptyQuery } from '../../ui/src/lib/dashboard-state.js';
 import type { SubQuery } from '../../ui/src/lib/dashboard-state.js';
 import { buildQueryBody, sentQueryIndexes, toApiFilter } from '../../ui/src/lib/query-request.js';
-import { isColumnarResult, seriesLabel, toPanelData } from '../../ui/src/lib/to-aligned.js';
+import { countPoints, isColumnarResult, seriesLabel, toPanelData } from '../../ui/src/lib/to-aligned.js';
 
 describe('toPanelData', () => {
   it('hands the columns over as they are, names series and maps them to queries', () => {
@@ -24,7 +24,7 @@ describe('toPanelData', () => {
       ['cpu{dc=x,host=a}', 'y2', 1],
       ['mem', 'y', 2],
     ]);
-    expect(r.points).toBe(4);
+    expect(countPoints(r.data)).toBe(4);
   });
 
   it('tells same-named series of different sub-queries apart by aggregator', () => {

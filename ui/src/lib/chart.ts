@@ -38,7 +38,7 @@ export class Chart {
   #shape = '';
   #range: [number, number] = [0, 1];
   #drawStarted = 0;
-  /** Milliseconds from setData (or creation) to the end of the first draw of that data. */
+  /** Milliseconds from the data's arrival (show's sinceMs) to the end of its first draw. */
   lastDrawMs = 0;
   /** Called after each draw that followed a show(). */
   onDrawn: ((ms: number) => void) | undefined;
@@ -48,11 +48,14 @@ export class Chart {
     this.#opts = opts;
   }
 
-  /** Draws `view`: setData on the existing chart when the shape is unchanged, else rebuilds. */
-  show(view: ChartView, theme: ThemeName = this.#opts.theme): void {
+  /**
+   * Draws `view`: setData on the existing chart when the shape is unchanged, else rebuilds.
+   * `sinceMs` (performance.now() when the data arrived) starts the lastDrawMs clock.
+   */
+  show(view: ChartView, theme: ThemeName = this.#opts.theme, sinceMs = performance.now()): void {
     this.#range = [view.startMs, view.endMs];
     const shape = JSON.stringify([theme, view.panel.ylog, view.panel.y2log, view.panel.yrange, view.panel.y2range, view.panel.ylabel, view.panel.y2label, view.panel.nokey, view.data.series.map((s) => [s.label, s.axis])]);
-    this.#drawStarted = performance.now();
+    this.#drawStarted = sinceMs;
     const data = view.data.data as uPlot.AlignedData;
     if (this.#u !== undefined && shape === this.#shape) {
       this.#u.setData(data);
@@ -187,12 +190,14 @@ export function warmUpChart(theme: ThemeName, points = 40_000, seriesCount = 3):
   const box = document.createElement('div');
   box.style.cssText = 'position:absolute;left:-10000px;top:0;width:1000px;visibility:hidden';
   document.body.append(box);
-  const ts = new Float64Array(points);
-  const cols: Float64Array[] = [];
-  for (let i = 0; i < points; i++) ts[i] = 1_700_000_000_000 + i * 1000;
+  // NB: plain arrays of doubles (one with gaps), like JSON.parse gives: code optimised for
+  // Float64Array elements would deoptimise on the real data instead of staying warm.
+  const ts: number[] = [];
+  const cols: (number | null)[][] = [];
+  for (let i = 0; i < points; i++) ts.push(1_700_000_000_000.5 + i * 1000);
   for (let s = 0; s < seriesCount; s++) {
-    const col = new Float64Array(points);
-    for (let i = 0; i < points; i++) col[i] = Math.sin(i / (100 + s)) * 100 + s * 10;
+    const col: (number | null)[] = [];
+    for (let i = 0; i < points; i++) col.push(s === seriesCount - 1 && i % 1000 === 999 ? null : Math.sin(i / (100 + s)) * 100 + s * 10.5);
     cols.push(col);
   }
   const series: ChartSeries[] = cols.map((_, s) => ({ label: `warm-up ${s}`, axis: 'y', queryIndex: 0, metric: 'warm-up', tags: {} }));
@@ -202,5 +207,5 @@ export function warmUpChart(theme: ThemeName, points = 40_000, seriesCount = 3):
     chart.destroy();
     box.remove();
   });
-  chart.show({ panel, data: { data: [ts, ...cols], series, points: points * seriesCount }, startMs: ts[0]!, endMs: ts[points - 1]! }, theme);
+  chart.show({ panel, data: { data: [ts, ...cols], series }, startMs: ts[0]!, endMs: ts[points - 1]! }, theme);
 }

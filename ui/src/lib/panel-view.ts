@@ -19,7 +19,7 @@ import { panelEditor } from './panel-editor.js';
 import { buildQueryBody, sentQueryIndexes } from './query-request.js';
 import type { ResolvedRange } from './time-range.js';
 import { formatAbsolute } from './time-range.js';
-import { toPanelData } from './to-aligned.js';
+import { countPoints, toPanelData } from './to-aligned.js';
 
 export const CHART_HEIGHT = 300;
 
@@ -105,11 +105,14 @@ export class PanelView {
       return;
     }
     this.el.dataset['state'] = 'loading';
+    delete this.el.dataset['drawMs'];
+    delete this.el.dataset['points'];
     this.#status.textContent = 'Loading…';
     const started = performance.now();
     try {
       const result = await this.#latest.run((signal) => fetchColumnar(body, signal));
-      const fetchedMs = performance.now() - started;
+      const arrived = performance.now();
+      const fetchedMs = arrived - started;
       const data = toPanelData(result, panel.queries, sentQueryIndexes(panel.queries));
       if (data.series.length === 0) {
         this.#chart.destroy();
@@ -121,12 +124,13 @@ export class PanelView {
       const view = { panel, data, startMs: range.startMs, endMs: range.endMs };
       this.#lastView = view;
       this.#chart.onDrawn = (drawMs) => {
+        const points = countPoints(data.data);
+        this.el.dataset['points'] = String(points);
         this.el.dataset['drawMs'] = drawMs.toFixed(1);
-        this.#status.textContent = `${data.series.length} series, ${formatCount(data.points)} points · fetched ${formatDurationMs(fetchedMs)} · drawn ${formatDurationMs(drawMs)}`;
+        this.#status.textContent = `${data.series.length} series, ${formatCount(points)} points · fetched ${formatDurationMs(fetchedMs)} · drawn ${formatDurationMs(drawMs)}`;
       };
-      this.el.dataset['points'] = String(data.points);
-      this.#setState('ok', '', `${data.series.length} series, ${formatCount(data.points)} points · fetched ${formatDurationMs(fetchedMs)}`);
-      this.#chart.show(view, this.#theme);
+      this.#setState('ok', '', `${data.series.length} series · fetched ${formatDurationMs(fetchedMs)}`);
+      this.#chart.show(view, this.#theme, arrived);
     } catch (err) {
       if (isAbort(err)) return;
       this.#chart.destroy();

@@ -2,7 +2,8 @@
  * The columnar /api/query answer → what uPlot draws. The server already aligns every
  * series on one ascending time axis (null where a series has no point), so the data is
  * handed over as it is: `[timestamps, ...series.values]` — the same arrays, no copy, no
- * reshaping. This module only names the series (label, axis, sub-query) and counts points.
+ * reshaping. This module only names the series (label, axis, sub-query); countPoints is
+ * kept off the path to the first paint (the panel calls it after drawing).
  * Pure.
  */
 import type { SubQuery } from './dashboard-state.js';
@@ -37,8 +38,6 @@ export interface ChartSeries {
 export interface PanelData {
   readonly data: AlignedColumns;
   readonly series: readonly ChartSeries[];
-  /** Non-null values over all series. */
-  readonly points: number;
 }
 
 export function isColumnarResult(x: unknown): x is ColumnarResult {
@@ -66,10 +65,15 @@ export function toPanelData(result: ColumnarResult, queries: readonly SubQuery[]
     const label = (seen.get(base) ?? 0) > 1 && q !== undefined ? `${q.aggregator}:${base}` : base;
     return { label, axis: q?.axis ?? 'y', queryIndex, metric: s.metric, tags: s.tags };
   });
+  return { data: [result.timestamps, ...result.series.map((s) => s.values)], series };
+}
+
+/** Non-null values over all series columns (data[1..]). */
+export function countPoints(data: AlignedColumns): number {
   let points = 0;
-  for (const s of result.series) {
-    const v = s.values;
+  for (let c = 1; c < data.length; c++) {
+    const v = data[c]!;
     for (let i = 0; i < v.length; i++) if (v[i] !== null) points++;
   }
-  return { data: [result.timestamps, ...result.series.map((s) => s.values)], series, points };
+  return points;
 }
