@@ -2,7 +2,7 @@
  * The storage seam. Everything above core/ (the time-series layer, the server, tools)
  * reaches storage only through these types. Implemented by the embedded LSM engine
  * (core/embedded), the in-memory reference store (core/memory, the test oracle), and
- * later by a remote wide-column engine (Cloud Bigtable, HBase).
+ * Cloud Bigtable (backends/bigtable; HBase would fit the same way, docs/SCALING.md).
  *
  * Data model (HBase / Bigtable): a store holds named tables; a table holds rows ordered by
  * unsigned bytewise key; a row holds cells addressed by (family, qualifier, timestamp):
