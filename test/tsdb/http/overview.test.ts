@@ -1,9 +1,11 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import { fromHex, toHex } from '../../../core/api/bytes.js';
 import { MemFileSystem } from '../../../core/fs/mem-fs.js';
 import { openEmbeddedStore, openMemoryStore } from '../../../core/index.js';
 import { buildServer } from '../../../tsdb/server/build-server.js';
+import { registerOverviewRoutes } from '../../../tsdb/server/routes/overview.js';
 import type { Overview, OverviewRegion } from '../../../tsdb/server/overview/overview-snapshot.js';
 import { DATA_TABLE, dataTableSpec } from '../../../tsdb/tables.js';
 import { Tsdb } from '../../../tsdb/tsdb.js';
@@ -116,6 +118,20 @@ describe('GET /api/horae/overview', () => {
     expect(second.history.rates.points.at(-1)).toBe(100 / 5);
     expect(second.history.rates.queries.at(-1)).toBe(1 / 5);
     expect(second.history.rates.cellsWritten.at(-1)).toBeGreaterThan(0);
+  });
+
+  it('samples on its own timer, without requests, and keeps at most historySamples', async () => {
+    const store = await openMemoryStore();
+    const tsdb = await Tsdb.open(store, { background: false });
+    app = Fastify();
+    registerOverviewRoutes(app, tsdb, { sampleIntervalMs: 40, historySamples: 3 });
+    await app.ready();
+    // Only the timer can add samples while no request comes; the one request below adds at most one.
+    await new Promise((r) => setTimeout(r, 600));
+    const o = await overview(app);
+    expect(o.history.intervalMs).toBe(40);
+    expect(o.history.timesMs).toHaveLength(3);
+    expect(o.history.rates.points).toEqual([0, 0, 0]);
   });
 
   it('decodes the metric and base hour of a boundary that is a whole row key', async () => {
