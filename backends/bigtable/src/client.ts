@@ -9,12 +9,8 @@
  * (GOOGLE_APPLICATION_CREDENTIALS, gcloud's application-default credentials, the metadata
  * server).
  */
-import bigtableLib, { Bigtable, v2 } from '@google-cloud/bigtable';
+import { Bigtable, v2 } from '@google-cloud/bigtable';
 import type { protos as ProtoTypes } from '@google-cloud/bigtable';
-
-/** The protobuf message classes (benchmarks measure serialization with them). Read from
- * the CommonJS module object: Node's named-export detection does not see `protos`. */
-export const protos: typeof ProtoTypes = bigtableLib.protos;
 
 export type IReadRowsRequest = ProtoTypes.google.bigtable.v2.IReadRowsRequest;
 export type IReadRowsResponse = ProtoTypes.google.bigtable.v2.IReadRowsResponse;
