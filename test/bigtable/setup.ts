@@ -21,7 +21,7 @@ export function useEmulator(kind?: 'auto' | 'gcloud' | 'debian'): () => Emulator
   beforeAll(async () => {
     current = await startEmulator(kind);
     process.env.BIGTABLE_EMULATOR_HOST = current.host;
-  }, 120_000);
+  }, 300_000); // the first build of the fallback emulator takes ~1 min on a quiet machine
   afterAll(async () => {
     await current?.stop();
     current = undefined;
