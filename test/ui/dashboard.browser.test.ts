@@ -6,6 +6,7 @@
  * narrowing the range in the URL, OpenTSDB links, the server's error text, themes, and the
  * first paint of ~150k points. Screenshots go to test-artifacts/.
  */
+import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { startBrowserHarness } from '../helpers/browser.js';
@@ -107,6 +108,13 @@ describe('dashboard in chromium', () => {
     for (const y of scan.rows) expect(Math.abs(y - scan.height / 2)).toBeLessThanOrEqual(3);
     expect(await page.locator('.status').textContent()).toMatch(/1 series, 61 points · fetched .* · drawn/);
     await h.screenshot(page, 'dashboard-series');
+    // The panel's data downloads as CSV: a header and the 61 points.
+    const [download] = await Promise.all([page.waitForEvent('download'), page.locator('button.export-csv').click()]);
+    expect(download.suggestedFilename()).toMatch(/^panel-20260101T000000Z-20260101T010000Z\.csv$/);
+    const csv = readFileSync(await download.path(), 'utf8').trim().split('\r\n');
+    expect(csv[0]).toBe('time,ui.test.cpu{host=web02}');
+    expect(csv).toHaveLength(62);
+    expect(csv[1]).toBe('2026-01-01T00:00:00.000Z,50');
     await page.close();
   });
 
@@ -138,7 +146,7 @@ describe('dashboard in chromium', () => {
     const metric = page.locator('section.panel input.metric');
     await metric.click();
     await metric.pressSequentially('ui.te');
-    const options = page.locator('.ac-list li');
+    const options = page.locator('.ac-list:not([hidden]) li');
     await expect.poll(() => options.allTextContents()).toEqual(['ui.test.big', 'ui.test.cpu', 'ui.test.mem']);
     await h.screenshot(page, 'dashboard-autocomplete');
     await options.filter({ hasText: 'ui.test.cpu' }).click();
@@ -147,6 +155,18 @@ describe('dashboard in chromium', () => {
     // The data is from January: the last hour holds none, and the panel says so.
     await expect.poll(() => page.locator('section.panel').getAttribute('data-state')).toBe('empty');
     expect(await page.locator('.overlay').textContent()).toContain('No data for sum:ui.test.cpu');
+    // Tag keys and values are offered for this metric.
+    await page.locator('button.link', { hasText: '+ tag' }).click();
+    const tagk = page.locator('.tag-row input.tagk');
+    await tagk.pressSequentially('h');
+    await expect.poll(() => options.allTextContents()).toEqual(['host']);
+    await options.first().click();
+    const tagv = page.locator('.tag-row input.tagv');
+    await tagv.fill('');
+    await tagv.pressSequentially('web');
+    await expect.poll(() => options.allTextContents()).toEqual(['web01', 'web02']);
+    await options.filter({ hasText: 'web02' }).click();
+    await expect.poll(() => page.evaluate(() => location.hash)).toContain('m=sum:ui.test.cpu{host=web02}');
     await page.close();
   });
 

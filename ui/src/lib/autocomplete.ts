@@ -29,6 +29,7 @@ export function attachAutocomplete(input: HTMLInputElement, opts: AutocompleteOp
 
   const close = (): void => {
     list.hidden = true;
+    list.replaceChildren();
     items = [];
     active = -1;
     latest.cancel();

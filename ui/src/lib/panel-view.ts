@@ -10,6 +10,7 @@
  */
 import { ApiError, fetchColumnar } from './api-client.js';
 import { Chart } from './chart.js';
+import { exportFileName, toCsv, toJson } from './export-data.js';
 import type { Panel, ThemeName } from './dashboard-state.js';
 import { h } from './dom.js';
 import { formatCount, formatDurationMs } from './format.js';
@@ -54,6 +55,17 @@ export class PanelView {
     title.value = panel.title;
     title.addEventListener('change', () => this.#commit({ ...this.#panel, title: title.value.trim() }));
     const editBtn = h('button', { type: 'button', class: 'edit', 'aria-expanded': 'false' }, 'Edit queries');
+    const exportBtn = (ext: 'csv' | 'json'): HTMLButtonElement => {
+      const b = h('button', { type: 'button', class: `export-${ext}`, title: `Download the panel's data as ${ext.toUpperCase()}` }, ext.toUpperCase());
+      b.addEventListener('click', () => {
+        const v = this.#lastView;
+        if (v === undefined) return;
+        const name = exportFileName(this.#panel.title, v.startMs, v.endMs, ext);
+        if (ext === 'csv') download(toCsv(v.data), name, 'text/csv');
+        else download(toJson(v.data), name, 'application/json');
+      });
+      return b;
+    };
     const removeBtn = opts.onRemove === undefined ? null : h('button', { type: 'button', class: 'icon remove-panel', title: 'Remove this panel' }, '×');
     removeBtn?.addEventListener('click', () => opts.onRemove?.());
     this.#editorBox = h('div', { class: 'editor-box', hidden: true }, panelEditor(panel, { aggregators: opts.aggregators, onChange: (p) => this.#commit(p) }));
@@ -64,7 +76,7 @@ export class PanelView {
     this.el = h(
       'section',
       { class: 'panel', 'data-state': 'idle' },
-      h('header', { class: 'panel-head' }, title, editBtn, removeBtn),
+      h('header', { class: 'panel-head' }, title, h('span', { class: 'exports' }, exportBtn('csv'), exportBtn('json')), editBtn, removeBtn),
       this.#editorBox,
       h('div', { class: 'chart-box' }, chartEl, this.#overlay),
       this.#status,
@@ -159,4 +171,14 @@ export class PanelView {
     this.#overlay.className = `overlay ${state}`;
     this.#status.textContent = status;
   }
+}
+
+/** Saves `text` as a file through a temporary link. */
+function download(text: string, fileName: string, type: string): void {
+  const url = URL.createObjectURL(new Blob([text], { type }));
+  const a = h('a', { href: url, download: fileName });
+  document.body.append(a);
+  a.click();
+  a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 1000);
 }
