@@ -1,7 +1,8 @@
 /**
  * The operator page in a real browser (Debian chromium via playwright-core) against a real
  * server on an embedded store: it lists the regions of every table, marks the salt bucket
- * and the region that took the writes as hot, and its live ingest rate follows the writes.
+ * and the region that took the writes as hot, its live ingest rate follows the writes, and
+ * a failed refresh keeps the last picture and says so.
  * Screenshots: test-artifacts/operator.png and operator-dark.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -102,5 +103,13 @@ describe('operator page', () => {
       await dark.close();
     }
     expect(harness.pageErrors).toEqual([]);
+
+    // A failed refresh keeps the last picture, says so, and the next good one recovers.
+    await page.route('**/api/horae/overview', (r) => r.fulfill({ status: 503, contentType: 'text/plain', body: 'store unavailable' }));
+    await page.waitForSelector('#status.error', { timeout: WAIT_MS });
+    expect(await page.locator('#status').textContent()).toContain('HTTP 503: store unavailable');
+    expect(await page.locator('table.regions[data-table="tsdb"] tbody tr').count()).toBe(20);
+    await page.unroute('**/api/horae/overview');
+    await page.waitForSelector('#status.ok', { timeout: WAIT_MS });
   }, 90_000);
 });
