@@ -220,8 +220,13 @@ describe('dashboard in chromium', () => {
     await page.close();
   });
 
-  it('switches to the dark theme, keeps it in the URL, and follows the window size', async () => {
-    const page = await open(`${RANGE}&m=${encodeURIComponent('sum:ui.test.cpu{host=*}')}`);
+  it('switches to the dark theme, keeps it in the URL, follows the window size, and auto-refreshes', async () => {
+    const page = await h.newPage();
+    const queries: number[] = [];
+    page.on('request', (r) => {
+      if (r.url().includes('/api/query')) queries.push(Date.now());
+    });
+    await page.goto(h.url(`/#${RANGE}&autoreload=5&m=${encodeURIComponent('sum:ui.test.cpu{host=*}')}`));
     await settled(page);
     await page.locator('button.theme').click();
     await expect.poll(() => page.evaluate(() => document.documentElement.dataset['theme'])).toBe('dark');
@@ -231,6 +236,9 @@ describe('dashboard in chromium', () => {
     const wide = await page.locator('.u-over').boundingBox();
     await page.setViewportSize({ width: 800, height: 700 });
     await expect.poll(async () => (await page.locator('.u-over').boundingBox())!.width).toBeLessThan(wide!.width - 300);
+    // autoreload=5: the panel asks again about five seconds after the first query.
+    await expect.poll(() => queries.length, { timeout: 9000 }).toBeGreaterThanOrEqual(2);
+    expect(queries[1]! - queries[0]!).toBeGreaterThanOrEqual(4000);
     await page.close();
   });
 
