@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { describeRange, formatAbsolute, isRelative, parseTime, resolveRange, shiftRange, TimeExpressionError, zoomOut, zoomTo } from '../../ui/src/lib/time-range.js';
+import { describeRange, formatAbsolute, isRelative, parseTime, resolveRange, shiftRange, TimeExpressionError, zoomOut, zoomOutRelative, zoomTo } from '../../ui/src/lib/time-range.js';
 
 const NOW = Date.UTC(2026, 0, 10, 12, 0, 0);
 
@@ -52,6 +52,12 @@ describe('ranges', () => {
     expect(zoomOut({ startMs: 1000, endMs: 2000 }, 10_000)).toEqual({ start: '500', end: '2500' });
     expect(zoomOut({ startMs: 1000, endMs: 2000 }, 2000)).toEqual({ start: '0', end: '2000' });
     expect(shiftRange({ startMs: 1000, endMs: 2000 }, -0.5)).toEqual({ start: '500', end: '1500' });
+  });
+
+  it('keeps a relative range relative when zooming out', () => {
+    expect(zoomOutRelative('1h-ago')).toBe('2h-ago');
+    expect(zoomOutRelative(' now-15m ')).toBe('now-30m');
+    expect(zoomOutRelative('1704067200000')).toBeUndefined();
   });
 
   it('describes presets and absolute ranges', () => {

@@ -14,7 +14,7 @@ import type { DashboardState, Panel, ThemeName } from './dashboard-state.js';
 import { emptyPanel } from './dashboard-state.js';
 import { h } from './dom.js';
 import { PanelView } from './panel-view.js';
-import { resolveRange, shiftRange, zoomOut, zoomTo } from './time-range.js';
+import { isRelative, resolveRange, shiftRange, zoomOut, zoomOutRelative, zoomTo } from './time-range.js';
 import type { ResolvedRange } from './time-range.js';
 import { createToolbar } from './toolbar.js';
 import type { Toolbar } from './toolbar.js';
@@ -40,7 +40,7 @@ export class Dashboard {
   constructor() {
     this.#toolbar = createToolbar({
       onRange: (start, end) => this.#setRange(start, end),
-      onZoomOut: () => this.#range !== undefined && this.#setRangeAbs(zoomOut(this.#range, Date.now())),
+      onZoomOut: () => this.#zoomOut(),
       onShift: (f) => this.#range !== undefined && this.#setRangeAbs(shiftRange(this.#range, f)),
       onRefreshPeriod: (sec) => {
         this.#update({ ...this.#state, refreshSec: sec }, false);
@@ -142,6 +142,12 @@ export class Dashboard {
     this.#setRange(r.start, r.end);
   }
 
+  #zoomOut(): void {
+    const rel = isRelative(this.#state.start, this.#state.end) ? zoomOutRelative(this.#state.start) : undefined;
+    if (rel !== undefined) this.#setRange(rel, undefined);
+    else if (this.#range !== undefined) this.#setRangeAbs(zoomOut(this.#range, Date.now()));
+  }
+
   #applyTheme(): void {
     this.#theme = resolveTheme(this.#state.theme);
     applyTheme(this.#theme);
@@ -174,7 +180,7 @@ export class Dashboard {
             }
           : undefined,
       onZoom: (min, max) => this.#setRangeAbs(zoomTo(min, max)),
-      onZoomOut: () => this.#range !== undefined && this.#setRangeAbs(zoomOut(this.#range, Date.now())),
+      onZoomOut: () => this.#zoomOut(),
     });
     return view;
   }

@@ -95,6 +95,19 @@ export function zoomTo(minMs: number, maxMs: number): { start: string; end: stri
   return { start: String(a), end: String(b === a ? a + 1 : b) };
 }
 
+/**
+ * Zoom out of a relative range stays relative (`1h-ago` → `2h-ago`, `now-15m` → `now-30m`),
+ * so auto-refresh keeps sliding; undefined when `start` is not a relative expression.
+ */
+export function zoomOutRelative(start: string): string | undefined {
+  const s = start.trim();
+  const ago = /^([0-9]+)(ms|s|m|h|d|w|n|y)-ago$/.exec(s);
+  if (ago !== null) return `${Number(ago[1]) * 2}${ago[2]}-ago`;
+  const now = /^now-([0-9]+)(ms|s|m|h|d|w|n|y)$/.exec(s);
+  if (now !== null) return `now-${Number(now[1]) * 2}${now[2]}`;
+  return undefined;
+}
+
 /** Twice as wide around the same centre (never past now when the range ended at now). */
 export function zoomOut(r: ResolvedRange, nowMs: number): { start: string; end: string } {
   const span = r.endMs - r.startMs;
