@@ -105,7 +105,20 @@ export async function runQuerySet(
   try {
     for (const q of qs) {
       const req = requestOf(t.system, q);
-      const first = await get(req);
+      let first: { ms: number; body: Buffer };
+      try {
+        first = await get(req);
+      } catch (err) {
+        // A query the system refuses is a wrong answer, not a lost ingest run.
+        const msg = (err as Error).message;
+        out.push({
+          id: q.id, title: q.title, request: req, check: failedCheck(msg), medianMs: NaN, p90Ms: NaN, minMs: NaN, maxMs: NaN,
+          serverCpuMsPerQuery: NaN, responseBytes: 0, requestsPerSec: NaN, loadP50Ms: NaN, loadP99Ms: NaN, loadErrors: 1,
+          loadFirstError: msg, serverCpuMsPerRequest: NaN, load1m: round(os.loadavg()[0]!, 2),
+        });
+        ro.log(`  ${q.id.padEnd(7)} ${t.system.padEnd(15)} FAILED: ${msg}`);
+        continue;
+      }
       let check: Check;
       try {
         check = compare(answerOf(t.system, q, first.body), want.get(q.id)!);

@@ -80,8 +80,9 @@ export function queryFigures(sets: readonly QuerySetResult[]): Figure[] {
     for (const s of sets) {
       const q = s.queries.find((x) => x.id === id);
       if (q === undefined) continue;
-      lat[s.system] = q.medianMs;
-      rps[s.system] = q.requestsPerSec;
+      // A failed query has no figures (NaN): left out, its answer check says why.
+      if (Number.isFinite(q.medianMs)) lat[s.system] = q.medianMs;
+      if (Number.isFinite(q.requestsPerSec)) rps[s.system] = q.requestsPerSec;
     }
     const conc = sets[0]?.conc ?? 0;
     out.push({ group: id, name: 'median latency ms', better: 'lower', values: lat });
