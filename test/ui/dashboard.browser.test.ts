@@ -133,6 +133,10 @@ describe('dashboard in chromium', () => {
     await page.mouse.move(xOf(box, BASE_MS + 45 * 60_000), box.y + box.height / 2);
     await expect.poll(() => legend(0).textContent()).toBe('55');
     await h.screenshot(page, 'dashboard-legend');
+    // Off the plot, the legend shows the last values.
+    await page.mouse.move(box.x + box.width / 2, box.y - 40);
+    await expect.poll(() => legend(0).textContent()).toBe('70');
+    expect(await legend(1).textContent()).toBe('1060');
     // Clicking a legend entry hides the series.
     const entry = page.locator('section.panel').nth(0).locator('.u-legend .u-series').nth(1);
     await entry.locator('.u-label').click();

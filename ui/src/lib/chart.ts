@@ -128,14 +128,15 @@ export class Chart {
       scales,
       axes,
       series: [
-        { label: 'Time', value: (_u, v) => (v === null || v === undefined ? '—' : formatTimestamp(v)) },
+        // Off the plot the legend shows each series' last value (Grafana's habit), not dashes.
+        { label: 'Time', value: (_u, v, _si, idx) => (idx === null || idx === undefined ? 'last' : v === null || v === undefined ? '—' : formatTimestamp(v)) },
         ...series.map((s, i): uPlot.Series => ({
           label: s.label,
           scale: s.axis,
           stroke: pal.series[i % pal.series.length]!,
           width: 1.5,
           spanGaps: false,
-          value: (_u, v) => formatLegendValue(v),
+          value: (u, v, si, idx) => formatLegendValue(idx === null || idx === undefined ? lastValue(u.data[si]) : v),
         })),
       ],
       hooks: {
@@ -160,6 +161,16 @@ export class Chart {
       },
     };
   }
+}
+
+/** The newest non-null value of a column (scans back from the end; gaps are short). */
+export function lastValue(col: ArrayLike<number | null | undefined> | undefined): number | null {
+  if (col === undefined) return null;
+  for (let i = col.length - 1; i >= 0; i--) {
+    const v = col[i];
+    if (v !== null && v !== undefined) return v;
+  }
+  return null;
 }
 
 function yScale(log: boolean, range: AxisRange | undefined): uPlot.Scale {
