@@ -13,9 +13,9 @@ import { describeResult, runCrashLoop } from './helpers/dur-crash.js';
 afterEach(killAllChildren);
 
 describe('crash under load (SIGKILL, real file system)', () => {
-  it('keeps every acknowledged point through 6 kills at random moments', async () => {
+  it('keeps every acknowledged point through 5 kills at random moments', async () => {
     const r = await runCrashLoop({
-      seed: 20261125, kills: 6, minLoadMs: 700, maxLoadMs: 2500, httpWriters: 4, telnetWriters: 2, maxBatch: 500,
+      seed: 20261125, kills: 5, acksPerLife: 12_000, maxExtraMs: 1500, httpWriters: 4, telnetWriters: 2, maxBatch: 500,
     });
     console.info(describeResult('durability-crash', r));
     expect(r.report.missing).toEqual([]);

@@ -16,7 +16,7 @@ afterEach(killAllChildren);
 describe('crash under load, unsynced bytes dropped (lazy file system)', () => {
   it('keeps every acknowledged point through 5 power-loss kills', async () => {
     const r = await runCrashLoop({
-      seed: 7_011_235, kills: 5, minLoadMs: 700, maxLoadMs: 2500, httpWriters: 4, telnetWriters: 2, maxBatch: 500,
+      seed: 7_011_235, kills: 5, acksPerLife: 12_000, maxExtraMs: 1500, httpWriters: 4, telnetWriters: 2, maxBatch: 500,
       env: { HORAE_TEST_FS: 'lazy' },
     });
     console.info(describeResult('durability-lazy', r));
@@ -38,7 +38,7 @@ describe('crash under load, unsynced bytes dropped (lazy file system)', () => {
   // what the test above would report if the default mode acknowledged before its fsync.
   it('shows the documented loss window of the relaxed buffered mode', async () => {
     const r = await runCrashLoop({
-      seed: 424_242, kills: 2, minLoadMs: 900, maxLoadMs: 1600, httpWriters: 2, telnetWriters: 0, maxBatch: 300,
+      seed: 424_242, kills: 2, acksPerLife: 3000, maxExtraMs: 800, httpWriters: 2, telnetWriters: 0, maxBatch: 300,
       syncFraction: 0, env: { HORAE_TEST_FS: 'lazy' }, config: [...CRASH_CONFIG, 'horae.write.durability = buffered'],
     });
     console.info(`${describeResult('durability-lazy (buffered mode)', r)}; acknowledged but lost: ${r.report.acked - r.report.verified}`);

@@ -15,11 +15,14 @@ import type { Target, WriterCounters } from './dur-load.js';
 import { prng, sleep, startChild, storeStats, tempDir } from './dur-child.js';
 import type { Child } from './dur-child.js';
 
+/** A life of the server that does not reach its acknowledgements within this is killed anyway. */
+const LIFE_TIMEOUT_MS = 30_000;
+
 /** Small memstores, files and regions, so a few seconds of load flush, compact and split. */
 export const CRASH_CONFIG: readonly string[] = [
   'horae.salt.buckets = 2',
   'horae.storage.memstore_flush_bytes = 16384',
-  'horae.storage.region_split_bytes = 65536',
+  'horae.storage.region_split_bytes = 32768',
   'horae.storage.compaction_min_files = 3',
   'horae.storage.wal_file_bytes = 131072',
   'horae.compaction.grace_ms = 0',
@@ -30,9 +33,13 @@ export const CRASH_CONFIG: readonly string[] = [
 export interface CrashLoopOptions {
   readonly seed: number;
   readonly kills: number;
-  /** ms of load before each kill: uniform in [min, max). */
-  readonly minLoadMs: number;
-  readonly maxLoadMs: number;
+  /**
+   * Each life of the server lasts until it acknowledged this many points (or 30 s passed,
+   * on a very busy machine), then a further uniform [0, maxExtraMs) ms: the kill lands at
+   * a random moment, after enough data for flushes, compactions and splits to run.
+   */
+  readonly acksPerLife: number;
+  readonly maxExtraMs: number;
   readonly httpWriters: number;
   readonly telnetWriters: number;
   readonly maxBatch: number;
@@ -79,9 +86,15 @@ export async function runCrashLoop(o: CrashLoopOptions): Promise<CrashLoopResult
     for (let k = 0; k < o.kills; k++) {
       const child = await start();
       target.port = child.port;
-      const until = Date.now() + o.minLoadMs + Math.floor(random() * (o.maxLoadMs - o.minLoadMs));
+      const acks = (): number => counters.httpAcked + counters.telnetAcked;
+      const lifeStart = acks();
+      const deadline = Date.now() + LIFE_TIMEOUT_MS;
+      let until = Infinity;
       let life = { flushesDone: 0, compactionsDone: 0, splitsDone: 0 };
       while (Date.now() < until) {
+        if (until === Infinity && (acks() - lifeStart >= o.acksPerLife || Date.now() > deadline)) {
+          until = Date.now() + Math.floor(random() * o.maxExtraMs);
+        }
         await sleep(Math.min(150, Math.max(0, until - Date.now())));
         if (Date.now() >= until) break;
         try {
