@@ -9,8 +9,6 @@
  * batches as the scan goes, so decoding overlaps scanning; finish() collects the series.
  * A session that is abandoned (error, client gone) is cancelled and its state dropped.
  */
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { Cell } from '../../core/api/store.js';
 import { TsdbError } from '../errors.js';
@@ -38,10 +36,10 @@ interface Pending {
 }
 
 function workerUrl(): URL {
-  const js = new URL('./decode-worker.js', import.meta.url);
-  if (existsSync(fileURLToPath(js))) return js;
-  // From the TypeScript sources (tests, tsx): a bootstrap registers tsx in the worker.
-  return new URL('./decode-worker-tsx.mjs', import.meta.url);
+  // From the TypeScript sources (tests, tsx) a bootstrap registers tsx in the worker; the
+  // build runs the compiled decode-worker.js beside this file.
+  if (import.meta.url.endsWith('.ts')) return new URL('./decode-worker-tsx.mjs', import.meta.url);
+  return new URL('./decode-worker.js', import.meta.url);
 }
 
 export class DecodePool {
@@ -53,7 +51,10 @@ export class DecodePool {
   sessions = 0;
   rowsSent = 0;
 
-  constructor(readonly threads: number) {
+  readonly threads: number;
+
+  constructor(threads: number) {
+    this.threads = threads;
     const url = workerUrl();
     for (let i = 0; i < threads; i++) {
       const w = new Worker(url);
@@ -125,7 +126,12 @@ export class DecodeSession {
   private readonly started: boolean[] = [];
   private done = false;
 
-  constructor(private readonly pool: DecodePool, private readonly o: DecodeSessionOptions) {
+  private readonly pool: DecodePool;
+  private readonly o: DecodeSessionOptions;
+
+  constructor(pool: DecodePool, o: DecodeSessionOptions) {
+    this.pool = pool;
+    this.o = o;
     for (let i = 0; i < pool.threads; i++) {
       this.sids.push(pool.newSid());
       this.packers.push(new RowPacker());
