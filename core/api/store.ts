@@ -309,6 +309,10 @@ export interface RegionStats {
   readonly rowsRead: number;
   readonly readRequests: number;
   readonly writeRequests: number;
+  /** True while a flush of the region's memstore runs. Absent where there are no flushes. */
+  readonly flushing?: boolean;
+  /** True while a compaction of the region's files runs. Absent where there are none. */
+  readonly compacting?: boolean;
 }
 
 export interface StoreStats {

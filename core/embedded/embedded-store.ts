@@ -253,6 +253,8 @@ class EmbeddedTable implements Table {
         rowsRead: r.counters.rowsRead,
         readRequests: r.counters.readRequests,
         writeRequests: r.counters.writeRequests,
+        flushing: r.flushing,
+        compacting: r.compacting,
       },
     }));
   }
