@@ -37,8 +37,8 @@ export function createToolbar(a: ToolbarActions): Toolbar {
     b.addEventListener('click', () => a.onRange(p.start, undefined));
     presets.append(b);
   }
-  const from = h('input', { type: 'text', class: 'from', size: '17', 'aria-label': 'from', spellcheck: 'false' });
-  const to = h('input', { type: 'text', class: 'to', size: '17', 'aria-label': 'to', placeholder: 'now', spellcheck: 'false' });
+  const from = h('input', { type: 'text', class: 'from', size: '16', 'aria-label': 'from', spellcheck: 'false' });
+  const to = h('input', { type: 'text', class: 'to', size: '16', 'aria-label': 'to', placeholder: 'now', spellcheck: 'false' });
   const apply = h('button', { type: 'button', class: 'apply' }, 'Apply');
   const tryApply = (): void => {
     const start = from.value.trim();
@@ -76,6 +76,7 @@ export function createToolbar(a: ToolbarActions): Toolbar {
     'header',
     { class: 'toolbar' },
     h('a', { class: 'brand', href: '/' }, 'Horae'),
+    h('a', { class: 'ops-link', href: '/operator', title: 'The operator page: regions, rates, hotspots' }, 'Operator'),
     presets,
     h('span', { class: 'range' }, from, h('span', { class: 'arrow' }, '→'), to, apply),
     btn('◀', 'Earlier (half a range)', 'shift-back', () => a.onShift(-0.5)),
@@ -86,7 +87,6 @@ export function createToolbar(a: ToolbarActions): Toolbar {
     refresh,
     btn('+ panel', 'Add a panel', 'add-panel', a.onAddPanel),
     themeBtn,
-    h('a', { class: 'ops-link', href: '/operator' }, 'Operator'),
   );
   return {
     el,
