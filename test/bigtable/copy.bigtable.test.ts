@@ -12,11 +12,12 @@ import { toHex } from '../../core/api/bytes.js';
 import { openEmbeddedStore } from '../../core/index.js';
 import type { Store } from '../../core/api/store.js';
 import { copyStore } from '../../tsdb/cli/copy.js';
+import { runCopyCommand } from '../../tsdb/cli/copy-cmd.js';
 import { buildServer } from '../../tsdb/server/build-server.js';
 import { Tsdb } from '../../tsdb/tsdb.js';
 import { freshPrefix, openTestStore, useEmulator } from './setup.js';
 
-useEmulator();
+const emulator = useEmulator();
 
 const T0 = 1704067200;
 
@@ -86,6 +87,41 @@ describe('copy between stores', () => {
     } finally {
       for (const s of stores) await s.close();
       for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('horae copy (command)', () => {
+  it('copies a data directory to a bigtable:// URL and reports the counts; refuses bad arguments', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'horae-copy-cmd-'));
+    const prefix = freshPrefix();
+    try {
+      const source = await openEmbeddedStore({ dir });
+      const t = await source.createTable({ name: 'things', families: [{ name: 'f', maxVersions: 2 }], splitPoints: [Uint8Array.of(0x80)] });
+      await t.mutate([{ key: Uint8Array.of(1), mutations: [
+        { type: 'put', family: 'f', qualifier: Uint8Array.of(0xbb), value: Uint8Array.of(1), timestamp: 5 },
+        { type: 'put', family: 'f', qualifier: Uint8Array.of(0xbb), value: Uint8Array.of(2), timestamp: 6 },
+      ] }]);
+      await source.close();
+      let out = '';
+      const io = { stdout: { write: (s: string) => { out += s; return true; } }, stderr: { write: () => true } };
+      const env = { BIGTABLE_EMULATOR_HOST: emulator().host };
+      expect(await runCopyCommand(['--data-dir', dir, '--to', `bigtable://horae-test/test?prefix=${prefix}`], env, io)).toBe(0);
+      expect(out).toContain('copied things: 1 rows, 2 cells');
+      expect(out).toContain('copied 1 tables, 1 rows, 2 cells');
+      const dest = await openTestStore(prefix);
+      try {
+        const copied = await dest.openTable('things');
+        expect(copied.spec.splitPoints).toEqual([Uint8Array.of(0x80)]);
+        const [row] = await copied.get([Uint8Array.of(1)], { maxVersions: 2 });
+        expect(row!.cells.map((c) => [c.timestamp, c.value[0]])).toEqual([[6, 2], [5, 1]]);
+      } finally {
+        await dest.close();
+      }
+      await expect(runCopyCommand(['--data-dir', dir], env, io)).rejects.toThrow(/--to/);
+      await expect(runCopyCommand(['--data-dir', dir, '--to', dir], env, io)).rejects.toThrow(/source/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });
