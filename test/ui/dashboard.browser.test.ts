@@ -172,6 +172,14 @@ describe('dashboard in chromium', () => {
     await expect.poll(() => options.allTextContents()).toEqual(['web01', 'web02']);
     await options.filter({ hasText: 'web02' }).click();
     await expect.poll(() => page.evaluate(() => location.hash)).toContain('m=sum:ui.test.cpu{host=web02}');
+    // Everything is in the URL: a reload shows the same query.
+    await page.reload();
+    await settled(page);
+    await page.locator('button.edit').click();
+    expect(await page.locator('input.metric').inputValue()).toBe('ui.test.cpu');
+    expect(await page.locator('.tag-row input.tagk').inputValue()).toBe('host');
+    expect(await page.locator('.tag-row input.tagv').inputValue()).toBe('web02');
+    expect(await page.locator('.tag-row input.groupby').isChecked()).toBe(true);
     await page.close();
   });
 
