@@ -3,7 +3,7 @@ import type { OpsOverview, OpsRegion } from '../../ui/src/lib/ops-overview.js';
 import { SnapshotWindow, cacheHitRatio, counterDelta, counterRate, liveRates, regionActivity } from '../../ui/src/lib/ops-rates.js';
 
 function region(id: string, cellsWritten: number, rowsRead = 0): OpsRegion {
-  return { id, start: '', end: '', sizeBytes: 0, fileBytes: 0, memstoreBytes: 0, files: 0, cellsWritten, writeRequests: 0, rowsRead, readRequests: 0 };
+  return { id, start: '', end: '', sizeBytes: 0, fileBytes: 0, memstoreBytes: 0, files: 0, cellsWritten, writeRequests: 0, rowsRead, readRequests: 0, flushing: false, compacting: false };
 }
 
 function snap(timeMs: number, regions: OpsRegion[], c: { points?: number; queries?: number; rejected?: number; hits?: number; misses?: number } = {}): OpsOverview {

@@ -181,6 +181,7 @@ describe('GET /api/horae/overview', () => {
       expect(inBucket.reduce((s, r) => s + r.fileBytes, 0)).toBeGreaterThan(0);
       expect(elsewhere.reduce((s, r) => s + r.cellsWritten + r.files, 0)).toBe(0);
       expect(o.store.walBytes).toBeGreaterThan(0);
+      expect(regions.every((r) => r.flushing === false && r.compacting === false)).toBe(true); // idle
       // A query over the flushed hours goes through the block cache.
       expect((await app.inject({ method: 'GET', url: `/api/query?start=${T0}&end=${T0 + 1500 * 3600}&m=sum:hot.metric` })).statusCode).toBe(200);
       const after = await overview(app);

@@ -43,6 +43,9 @@ export interface OverviewRegion {
   readonly writeRequests: number;
   readonly rowsRead: number;
   readonly readRequests: number;
+  /** A flush / compaction of this region is running (false where the backend has none). */
+  readonly flushing: boolean;
+  readonly compacting: boolean;
 }
 
 export interface OverviewTable {
@@ -140,6 +143,8 @@ export async function buildOverview(input: SnapshotInput): Promise<Overview> {
         writeRequests: r.stats.writeRequests,
         rowsRead: r.stats.rowsRead,
         readRequests: r.stats.readRequests,
+        flushing: r.stats.flushing === true,
+        compacting: r.stats.compacting === true,
       });
     }
     tables.push({ name: t.name, regions });

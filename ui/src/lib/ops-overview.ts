@@ -32,6 +32,8 @@ export interface OpsRegion {
   readonly writeRequests: number;
   readonly rowsRead: number;
   readonly readRequests: number;
+  readonly flushing: boolean;
+  readonly compacting: boolean;
 }
 
 export interface OpsTable {
