@@ -14,6 +14,7 @@ import { loadTokenAuth } from './cli/auth-file.js';
 import { openRemoteStore } from './cli/open-store.js';
 import { processIo, runCli } from './cli/run-cli.js';
 import { startServer } from './server/server.js';
+import { checkBeforeOpen } from './server/store-check.js';
 import { VERSION } from './version.js';
 
 async function main(): Promise<void> {
@@ -29,6 +30,10 @@ async function main(): Promise<void> {
   const auth = loadTokenAuth({ authTokensFile: s.tsdb.authTokensFile ?? '', authTokens: s.tsdb.authTokens ?? '' },
     (w) => process.stderr.write(`warning: ${w}\n`));
   const dataDir = resolve(s.dataDir);
+  const log = (msg: string): void => void process.stderr.write(`horae: ${msg}\n`);
+  // Damaged MANIFEST or WAL files are reported (a MANIFEST stops the start) before the store opens.
+  const before = s.storeUrl !== undefined ? { problems: [], fatal: undefined } : await checkBeforeOpen(dataDir);
+  if (before.fatal !== undefined) throw new Error(before.fatal);
   // HORAE_TEST_FS (tests only; core/fs/test-fs.ts) swaps in a fault-injecting file system.
   const fs = testFileSystem(process.env, dataDir, new NodeFileSystem());
   // --store URL: a remote store (cli/open-store.ts) instead of the embedded one.
@@ -40,8 +45,9 @@ async function main(): Promise<void> {
     port: s.port,
     bind: s.bind,
     config: s.tsdb,
-    log: (msg) => process.stderr.write(`horae: ${msg}\n`),
+    log,
     ...(auth === undefined ? {} : { auth }),
+    ...(s.storeUrl !== undefined ? {} : { dataDir, damagedFiles: before.problems }),
   });
   console.log(`horae ${VERSION} listening on ${server.address}:${server.port} (HTTP and telnet), data in ${s.storeUrl ?? dataDir}`);
   let stopping = false;

@@ -60,16 +60,23 @@ function unpinRegion(engine: Engine, p: Pinned): void {
   }
 }
 
-/** A merged iterator over the pinned sources; with `row`, only files that may hold it. */
-function iteratorFor(p: Pinned, row?: Uint8Array): InternalIterator {
+/**
+ * A merged iterator over the pinned sources; with `row`, only files that may hold it; with
+ * `range` (rows [start, end), end empty: unbounded), only files whose key range meets it —
+ * a forward scan then never reads a file of other rows (nor fails on its damaged blocks).
+ */
+function iteratorFor(p: Pinned, row?: Uint8Array, range?: { readonly start: Uint8Array; readonly end: Uint8Array }): InternalIterator {
   const children: InternalIterator[] = [];
   for (const m of p.memstores) if (!m.empty) children.push(m.iterator());
   const { files, readers } = p;
   for (let i = 0; i < files.length; i++) {
+    const f = files[i]!;
     if (row !== undefined) {
-      const f = files[i]!;
       if (compareKeyRow(f.smallest, row) > 0 || compareKeyRow(f.largest, row) < 0) continue;
       if (!readers[i]!.mayContain(row)) continue;
+    } else if (range !== undefined) {
+      if (compareKeyRow(f.largest, range.start) < 0) continue;
+      if (range.end.length > 0 && compareKeyRow(f.smallest, range.end) >= 0) continue;
     }
     children.push(readers[i]!.iterator());
   }
@@ -196,7 +203,7 @@ export async function* scanRows(engine: Engine, t: TableState, s: NormalizedScan
           const batch: Row[] = [];
           let bytes = 0;
           let examined = 0;
-          const it = iteratorFor(p);
+          const it = iteratorFor(p, undefined, { start: cursor, end: limitEnd });
           try {
             it.seek(seekTo);
             seekTo = undefined;

@@ -386,7 +386,7 @@ export async function dumpSstFile(fs: FileSystem, path: string, opts: DumpFileOp
   return result(lines, errors);
 }
 
-async function verifySst(fs: FileSystem, path: string): Promise<{ entries: number; error?: string }> {
+export async function verifySst(fs: FileSystem, path: string): Promise<{ entries: number; error?: string }> {
   let file: RandomAccessFile;
   try {
     file = await fs.openRead(path);

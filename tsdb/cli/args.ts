@@ -199,7 +199,9 @@ ${COMMON}`;
 
 export const FSCK_USAGE = `Usage: horae fsck [options]
 
-Checks the store: recovery losses and background errors, the UID table (forward and
+Checks the store's files first (MANIFEST, every WAL record and SST block checksum; each
+damaged file is named with the offset of the damage, as the server logs it), then:
+recovery losses and background errors, the UID table (forward and
 reverse mappings agree, widths, counters) and the data table (row keys, salt, UIDs,
 every cell decodes). Counts rows of closed hours not yet compressed. Exit status 0
 when clean, 1 when problems were found. The server must not be running on the same

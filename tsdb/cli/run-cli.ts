@@ -12,7 +12,7 @@
  */
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { isStoreError, openEmbeddedStore } from '../../core/index.js';
+import { formatStoreFileProblem, isStoreError, openEmbeddedStore, verifyStoreFiles } from '../../core/index.js';
 import { Tsdb } from '../tsdb.js';
 import { VERSION } from '../version.js';
 import {
@@ -175,5 +175,25 @@ async function fsckCommand(argv: readonly string[], env: Env, io: CliIo): Promis
   const a = toolArgs(argv, [{ names: ['--fix'], value: false }], env, io, FSCK_USAGE);
   if (a === undefined) return 0;
   if (a.positionals.length > 0) throw new ArgsError(`unexpected argument '${a.positionals[0]}'`);
-  return withTsdb(a.settings, true, (tsdb) => runFsck(tsdb, { fix: a.options.has('--fix') }, io));
+  // Files first (core/tools/verify.ts): the same lines the server logs for damaged files.
+  const dir = resolve(a.settings.dataDir);
+  let damaged = 0;
+  if (existsSync(dir)) {
+    const files = await verifyStoreFiles(dir);
+    io.stdout.write(`files: ${files.checked.length} checked (MANIFEST, WAL, SST)\n`);
+    for (const p of files.problems) io.stdout.write(`ERROR store.damaged_file: ${formatStoreFileProblem(p)}\n`);
+    damaged = files.problems.length;
+    if (files.problems.some((p) => p.kind === 'manifest')) {
+      io.stdout.write(`summary: ${damaged} errors; the MANIFEST is damaged, so the store cannot be opened: restore the data directory from a backup\n`);
+      return 1;
+    }
+  }
+  try {
+    const code = await withTsdb(a.settings, true, (tsdb) => runFsck(tsdb, { fix: a.options.has('--fix') }, io));
+    return damaged > 0 ? 1 : code;
+  } catch (err) {
+    if (!isStoreError(err, 'STORE_CORRUPTION')) throw err;
+    io.stdout.write(`ERROR store.read_failed: the logical check stopped at damaged data: ${err.message}\n`);
+    return 1;
+  }
 }

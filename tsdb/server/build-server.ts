@@ -16,6 +16,7 @@ import { installUrlLimit } from './limits.js';
 import { installQueryAdmission } from './query-admission.js';
 import { createHttpServerForFastify } from './listener.js';
 import { registerAdminRoutes } from './routes/admin.js';
+import type { AdminRouteDeps } from './routes/admin.js';
 import { registerAnnotationRoutes } from './routes/annotation.js';
 import { registerLastRoutes } from './routes/last.js';
 import { registerLookupRoutes } from './routes/lookup.js';
@@ -32,6 +33,8 @@ export interface BuildServerOptions {
   readonly extraStats?: () => Record<string, number>;
   /** Token authentication (auth.ts); absent: loaded from the config's horae.auth.* keys. */
   readonly auth?: Authenticator;
+  /** Damaged store files for /api/status (store-check.ts). */
+  readonly damagedFiles?: AdminRouteDeps['damagedFiles'];
 }
 
 export async function buildServer(opts: BuildServerOptions): Promise<FastifyInstance> {
@@ -60,7 +63,11 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   registerAnnotationRoutes(app, tsdb);
   registerQueryRoutes(app, tsdb);
   registerOverviewRoutes(app, tsdb);
-  registerAdminRoutes(app, { tsdb, status: opts.status ?? (() => 'ok'), ...(opts.extraStats === undefined ? {} : { extraStats: opts.extraStats }) });
+  registerAdminRoutes(app, {
+    tsdb, status: opts.status ?? (() => 'ok'),
+    ...(opts.extraStats === undefined ? {} : { extraStats: opts.extraStats }),
+    ...(opts.damagedFiles === undefined ? {} : { damagedFiles: opts.damagedFiles }),
+  });
   registerUiRoutes(app);
   await app.ready();
   return app;

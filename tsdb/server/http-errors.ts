@@ -6,6 +6,7 @@
  * OpenTSDB has one; anything else is a 500 whose message names the cause.
  */
 import type { FastifyError, FastifyInstance, FastifyReply } from 'fastify';
+import { isStoreError } from '../../core/api/errors.js';
 import { isTsdbError } from '../errors.js';
 
 export interface ErrorBody {
@@ -28,6 +29,11 @@ export function installErrorHandlers(app: FastifyInstance): void {
   });
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     if (isTsdbError(err)) return sendError(reply, err.status, err.message);
+    if (isStoreError(err, 'STORE_CORRUPTION')) {
+      // Damaged data at rest (store-check.ts): name the file by its base name, not the path.
+      return sendError(reply, 500, `Stored data is damaged: ${err.message.replace(/(?:\/[^\s/:]+)*\/([^\s/:]+)/g, '$1')}`,
+        'Other data is still served; /api/status lists damaged files; run horae fsck');
+    }
     switch (err.code) {
       case 'FST_ERR_CTP_BODY_TOO_LARGE':
         return sendError(reply, 413, 'Request body too large', err.message);

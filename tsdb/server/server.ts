@@ -12,6 +12,8 @@ import { Tsdb } from '../tsdb.js';
 import { tokenAuthOf } from './auth.js';
 import type { Authenticator } from './auth.js';
 import { buildServer } from './build-server.js';
+import { StoreHealth, checkSstsInBackground } from './store-check.js';
+import type { StoreFileProblem } from './store-check.js';
 import { listen } from './listener.js';
 import type { Listener } from './listener.js';
 import type { TelnetOptions } from './telnet/telnet-session.js';
@@ -26,6 +28,13 @@ export interface StartServerOptions {
   readonly ownsStore?: boolean;
   readonly now?: () => number;
   readonly log?: (msg: string) => void;
+  /**
+   * The store's data directory: its SST files are checked in the background once the
+   * server listens (store-check.ts); damaged ones make the status `partial`.
+   */
+  readonly dataDir?: string;
+  /** Damaged files found before the store opened (checkBeforeOpen), reported with the rest. */
+  readonly damagedFiles?: readonly StoreFileProblem[];
   /** Token authentication; absent: from the config's inline horae.auth.tokens (a tokens file is loaded by tsdb/cli/auth-file.ts). */
   readonly auth?: Authenticator;
 }
@@ -36,13 +45,20 @@ export interface RunningServer {
   readonly tsdb: Tsdb;
   readonly app: FastifyInstance;
   readonly listener: Listener;
+  /** Damaged store files found so far, and whether the background check is done. */
+  readonly storeHealth: StoreHealth;
+  /** Resolves when the background file check is done (at once without dataDir). */
+  readonly storeCheck: Promise<void>;
   /** Graceful shutdown; idempotent. */
   stop(): Promise<void>;
 }
 
 export async function startServer(opts: StartServerOptions): Promise<RunningServer> {
   let state = 'startup';
-  const status = (): string => state;
+  const health = new StoreHealth();
+  health.add(opts.damagedFiles ?? [], opts.log);
+  // OpenTSDB 2.5's `partial`: serving, but some stored data cannot be read.
+  const status = (): string => (state === 'ok' && health.problems.length > 0 ? 'partial' : state);
   const tsdb = await Tsdb.open(opts.store, {
     ...(opts.config === undefined ? {} : { config: opts.config }),
     ...(opts.now === undefined ? {} : { now: opts.now }),
@@ -53,6 +69,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     tsdb,
     status,
     ...(auth === undefined ? {} : { auth }),
+    damagedFiles: () => health.problems,
     extraStats: (): Record<string, number> => {
       const s = listener?.stats();
       if (s === undefined) return {};
@@ -62,6 +79,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
         'tsd.rpc.writes_blocked': s.telnet.writesBlocked,
         'tsd.connectionmgr.exceptions': s.socketErrors,
         'horae.connections.refused': s.refused,
+        'horae.store.damaged_files': new Set(health.problems.map((p) => p.file)).size,
         'horae.connections.first_byte_timeouts': s.firstByteTimeouts,
         'horae.telnet.idle_timeouts': s.telnet.idleTimeouts,
         'horae.telnet.lines_too_long': s.telnet.linesTooLong,
@@ -86,6 +104,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     ...(opts.log === undefined ? {} : { log: opts.log }),
   });
   state = 'ok';
+  const storeCheck = opts.dataDir === undefined ? Promise.resolve() : checkSstsInBackground(opts.dataDir, health, opts.log);
   let stopping: Promise<void> | undefined;
   const l = listener;
   return {
@@ -94,6 +113,8 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     tsdb,
     app,
     listener: l,
+    storeHealth: health,
+    storeCheck,
     stop() {
       stopping ??= (async () => {
         state = 'shutting-down';

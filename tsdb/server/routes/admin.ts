@@ -14,6 +14,8 @@ export interface AdminRouteDeps {
   readonly status: () => string;
   /** Extra self-metrics (listener counters) merged into /api/stats. */
   readonly extraStats?: () => Record<string, number>;
+  /** Damaged store files (store-check.ts), listed by /api/status. */
+  readonly damagedFiles?: () => ReadonlyArray<{ readonly file: string; readonly offset: number | undefined; readonly message: string }>;
 }
 
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
@@ -37,7 +39,11 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
     tsdb.dropCaches();
     return { message: 'Caches dropped', status: '200' };
   });
-  both('GET', 'status', async () => ({ status: deps.status() }));
+  both('GET', 'status', async () => {
+    const damaged = deps.damagedFiles?.() ?? [];
+    return damaged.length === 0 ? { status: deps.status() }
+      : { status: deps.status(), damagedFiles: damaged.map((p) => ({ file: p.file, offset: p.offset ?? null, message: p.message })) };
+  });
   both(['GET', 'POST'], 'config', async () => configMap(tsdb.config));
   both('GET', 'regions', async () => {
     const out: Record<string, unknown> = {};
