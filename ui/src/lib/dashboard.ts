@@ -67,6 +67,10 @@ export class Dashboard {
     this.#showErrors(parsed.errors);
     window.addEventListener('popstate', () => this.#fromUrl());
     window.addEventListener('hashchange', () => this.#fromUrl());
+    // Without an explicit theme= the page follows the system's light/dark switch live.
+    matchMedia('(prefers-color-scheme: dark)').addEventListener('change', () => {
+      if (this.#state.theme === undefined) this.#applyTheme();
+    });
     document.addEventListener('visibilitychange', () => {
       if (document.visibilityState === 'visible' && this.#state.refreshSec > 0) this.reload();
     });
