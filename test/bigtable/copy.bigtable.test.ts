@@ -13,6 +13,7 @@ import { openEmbeddedStore } from '../../core/index.js';
 import type { Store } from '../../core/api/store.js';
 import { copyStore } from '../../tsdb/cli/copy.js';
 import { runCopyCommand } from '../../tsdb/cli/copy-cmd.js';
+import { runCli } from '../../tsdb/cli/run-cli.js';
 import { buildServer } from '../../tsdb/server/build-server.js';
 import { Tsdb } from '../../tsdb/tsdb.js';
 import { freshPrefix, openTestStore, useEmulator } from './setup.js';
@@ -92,7 +93,7 @@ describe('copy between stores', () => {
 });
 
 describe('horae copy (command)', () => {
-  it('copies a data directory to a bigtable:// URL and reports the counts; refuses bad arguments', async () => {
+  it('horae copy: a data directory to a bigtable:// URL, counts reported; bad arguments refused', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'horae-copy-cmd-'));
     const prefix = freshPrefix();
     try {
@@ -106,7 +107,7 @@ describe('horae copy (command)', () => {
       let out = '';
       const io = { stdout: { write: (s: string) => { out += s; return true; } }, stderr: { write: () => true } };
       const env = { BIGTABLE_EMULATOR_HOST: emulator().host };
-      expect(await runCopyCommand(['--data-dir', dir, '--to', `bigtable://horae-test/test?prefix=${prefix}`], env, io)).toBe(0);
+      expect(await runCli(['copy', '--data-dir', dir, '--to', `bigtable://horae-test/test?prefix=${prefix}`], env, io)).toBe(0);
       expect(out).toContain('copied things: 1 rows, 2 cells');
       expect(out).toContain('copied 1 tables, 1 rows, 2 cells');
       const dest = await openTestStore(prefix);

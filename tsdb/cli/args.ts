@@ -219,6 +219,7 @@ Commands:
   import FILE...    import OpenTSDB import files (.gz too)
   uid ...           look up, grep, assign and rename UIDs
   fsck              check (and with --fix, repair) the store
+  copy --to DIR|URL copy every table into another store (embedded <-> Bigtable)
   version           print the version
   help [COMMAND]    show help for a command; \`horae help config\` lists config keys
 

@@ -22,6 +22,7 @@ import {
 import type { Env, OptionSpec, ServeSettings } from './args.js';
 import { ConfigError, configKeysHelp } from './config-file.js';
 import { runFsck } from './fsck.js';
+import { COPY_USAGE, runCopyCommand } from './copy-cmd.js';
 import { openRemoteStore, StoreUrlError } from './open-store.js';
 import { checkImportFiles, compactAfterImport, importFiles } from './import.js';
 import type { ImportOptions } from './import.js';
@@ -44,7 +45,7 @@ export function processIo(): CliIo {
 }
 
 const USAGES: Readonly<Record<string, string>> = {
-  serve: SERVE_USAGE, import: IMPORT_USAGE, uid: UID_USAGE, fsck: FSCK_USAGE, mkmetric: UID_USAGE,
+  serve: SERVE_USAGE, import: IMPORT_USAGE, uid: UID_USAGE, fsck: FSCK_USAGE, mkmetric: UID_USAGE, copy: COPY_USAGE,
 };
 
 /** A failure with a message for the user (exit status 1). */
@@ -76,6 +77,8 @@ export async function runCli(argv: readonly string[], env: Env, io: CliIo): Prom
         return await uidCommand(rest, env, io);
       case 'mkmetric':
         return await uidCommand(['assign', 'metrics', ...rest], env, io);
+      case 'copy':
+        return await runCopyCommand(rest, env, io);
       case 'fsck':
         return await fsckCommand(rest, env, io);
       default: {
