@@ -15,7 +15,7 @@ afterEach(killAllChildren);
 describe('crash under load (SIGKILL, real file system)', () => {
   it('keeps every acknowledged point through 5 kills at random moments', async () => {
     const r = await runCrashLoop({
-      seed: 20261125, kills: 5, acksPerLife: 12_000, maxExtraMs: 1500, httpWriters: 4, telnetWriters: 2, maxBatch: 500,
+      seed: 20261125, kills: 5, acksPerLife: 10_000, maxExtraMs: 1500, httpWriters: 4, telnetWriters: 2, maxBatch: 500,
     });
     console.info(describeResult('durability-crash', r));
     expect(r.report.missing).toEqual([]);

@@ -16,7 +16,7 @@ afterEach(killAllChildren);
 describe('crash under load, unsynced bytes dropped (lazy file system)', () => {
   it('keeps every acknowledged point through 5 power-loss kills', async () => {
     const r = await runCrashLoop({
-      seed: 7_011_235, kills: 5, acksPerLife: 12_000, maxExtraMs: 1500, httpWriters: 4, telnetWriters: 2, maxBatch: 500,
+      seed: 7_011_235, kills: 5, acksPerLife: 8000, maxExtraMs: 1500, httpWriters: 4, telnetWriters: 2, maxBatch: 500,
       env: { HORAE_TEST_FS: 'lazy' },
     });
     console.info(describeResult('durability-lazy', r));
