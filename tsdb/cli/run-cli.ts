@@ -181,7 +181,8 @@ async function fsckCommand(argv: readonly string[], env: Env, io: CliIo): Promis
   // Files first (core/tools/verify.ts): the same lines the server logs for damaged files.
   const dir = resolve(a.settings.dataDir);
   let damaged = 0;
-  if (existsSync(dir)) {
+  // A remote store (--store) has no files here to verify.
+  if (a.settings.storeUrl === undefined && existsSync(dir)) {
     const files = await verifyStoreFiles(dir);
     io.stdout.write(`files: ${files.checked.length} checked (MANIFEST, WAL, SST)\n`);
     for (const p of files.problems) io.stdout.write(`ERROR store.damaged_file: ${formatStoreFileProblem(p)}\n`);
