@@ -22,6 +22,11 @@ export function sendError(reply: FastifyReply, code: number, message: string, de
   return reply.code(code).type('application/json; charset=utf-8').send(errorBody(code, message, details));
 }
 
+/** `/srv/horae/data/000023.sst` → `000023.sst`: absolute paths (two or more directories deep) cut to their last name. */
+export function withoutDirectories(message: string): string {
+  return message.replace(/(?<=^|[\s'"(=])(?:\/[^\s/:'"]+){2,}\/([^\s/:'"]+)/g, '$1');
+}
+
 /** Installs the error and not-found handlers on `app`. */
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setNotFoundHandler((_req, reply) => {
@@ -31,7 +36,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
     if (isTsdbError(err)) return sendError(reply, err.status, err.message);
     if (isStoreError(err, 'STORE_CORRUPTION')) {
       // Damaged data at rest (store-check.ts): name the file by its base name, not the path.
-      return sendError(reply, 500, `Stored data is damaged: ${err.message.replace(/(?:\/[^\s/:]+)*\/([^\s/:]+)/g, '$1')}`,
+      return sendError(reply, 500, `Stored data is damaged: ${withoutDirectories(err.message)}`,
         'Other data is still served; /api/status lists damaged files; run horae fsck');
     }
     switch (err.code) {
@@ -45,6 +50,7 @@ export function installErrorHandlers(app: FastifyInstance): void {
         break;
     }
     const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
-    return sendError(reply, status, status === 500 ? `Internal error: ${err.message}` : err.message);
+    // A 500 names the cause, but not the server's directories (file paths from I/O errors).
+    return sendError(reply, status, status === 500 ? `Internal error: ${withoutDirectories(err.message)}` : err.message);
   });
 }
