@@ -46,9 +46,11 @@ export class BigtableTable implements Table {
   }
 
   /**
-   * The table's split points united with the tablet boundaries SampleRowKeys reports;
-   * sizes from the samples' offsets (at least the bytes this process wrote), counters
-   * from this process (region-stats.ts) on the first region of each split range.
+   * One region per range between the table's split points (the salt-bucket pre-splits
+   * Horae creates); sizes from the offsets SampleRowKeys reports (at least the bytes this
+   * process wrote), counters from this process (region-stats.ts). Bigtable's own tablet
+   * boundaries come and go as it rebalances and its offsets are estimates (the emulator
+   * can report two boundaries at one offset), so they size regions, not bound them.
    */
   async regions(): Promise<RegionInfo[]> {
     checkOpen(this.ctx);
@@ -57,8 +59,7 @@ export class BigtableTable implements Table {
     // the 2020 emulator does not (its offsets stop before the last row): ignore those.
     const samples = sampled.length > 0 && sampled[sampled.length - 1]!.key.length === 0 ? sampled : [];
     const splits = this.state.counters.splits;
-    const bounds = [...splits, ...samples.map((s) => s.key).filter((k) => k.length > 0)].sort(compareBytes)
-      .filter((k, i, all) => i === 0 || compareBytes(all[i - 1]!, k) !== 0);
+    const bounds = [...splits].sort(compareBytes).filter((k, i, all) => i === 0 || compareBytes(all[i - 1]!, k) !== 0);
     const starts = [new Uint8Array(0), ...bounds];
     // offsetOf(k): approximate bytes of the rows before k; the empty end key is the total.
     const total = samples.length === 0 ? 0 : samples[samples.length - 1]!.offsetBytes;
