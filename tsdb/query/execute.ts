@@ -233,6 +233,27 @@ function pipelineSpecOf(q: TsQuery, sub: SubQuery): PipelineSpec {
   };
 }
 
+/** How long a metric's series count (seriesCount) is reused before the index is read again. */
+const SERIES_COUNT_TTL_MS = 10_000;
+const seriesCounts = new WeakMap<Tsdb, Map<string, { n: number; upTo: number; at: number }>>();
+
+/**
+ * Series of a metric in the series index, counted up to `upTo`. Repeated queries of one
+ * metric (a dashboard refreshing) reuse the count for a few seconds instead of reading the
+ * index every time; a count only grows, so a stale one errs towards the serial path.
+ */
+async function seriesCount(tsdb: Tsdb, metricUid: Uint8Array, upTo: number): Promise<number> {
+  let byMetric = seriesCounts.get(tsdb);
+  if (byMetric === undefined) seriesCounts.set(tsdb, (byMetric = new Map()));
+  const id = toHex(metricUid);
+  const now = performance.now();
+  const c = byMetric.get(id);
+  if (c !== undefined && now - c.at < SERIES_COUNT_TTL_MS && (c.n < c.upTo || c.upTo >= upTo)) return Math.min(c.n, upTo);
+  const n = (await tsdb.index.tsuids(metricUid, upTo)).length;
+  byMetric.set(id, { n, upTo, at: now });
+  return n;
+}
+
 /**
  * Rows a sub-query will read, at most: its series (from the series index, counted up to
  * what the decision needs; tag filters not applied) × the hours of its window.
@@ -240,8 +261,7 @@ function pipelineSpecOf(q: TsQuery, sub: SubQuery): PipelineSpec {
 async function expectedRows(tsdb: Tsdb, sub: SubQuery, metricUid: Uint8Array, win: { startMs: number; endMs: number }, enough: number): Promise<number> {
   const hours = Math.max(1, Math.ceil((win.endMs - win.startMs) / 3_600_000));
   if (sub.kind !== 'metric') return sub.tsuids.length * hours;
-  const series = await tsdb.index.tsuids(metricUid, Math.max(1, Math.ceil(enough / hours)));
-  return series.length * hours;
+  return (await seriesCount(tsdb, metricUid, Math.max(1, Math.ceil(enough / hours)))) * hours;
 }
 
 /** SpanGroup#computeTags: tags equal in every series that has the key; aggregateTags the rest. */

@@ -59,8 +59,7 @@ export class BigtableTable implements Table {
     // the 2020 emulator does not (its offsets stop before the last row): ignore those.
     const samples = sampled.length > 0 && sampled[sampled.length - 1]!.key.length === 0 ? sampled : [];
     const splits = this.state.counters.splits;
-    const bounds = [...splits].sort(compareBytes).filter((k, i, all) => i === 0 || compareBytes(all[i - 1]!, k) !== 0);
-    const starts = [new Uint8Array(0), ...bounds];
+    const starts = [new Uint8Array(0), ...splits]; // sorted: region i is counters.regions[i]
     // offsetOf(k): approximate bytes of the rows before k; the empty end key is the total.
     const total = samples.length === 0 ? 0 : samples[samples.length - 1]!.offsetBytes;
     const offsetOf = (k: Uint8Array): number => {
@@ -71,22 +70,20 @@ export class BigtableTable implements Table {
     };
     const out: RegionInfo[] = starts.map((start, i) => {
       const end = starts[i + 1] ?? new Uint8Array(0);
-      const splitIndex = this.state.counters.indexOf(start);
-      const firstOfSplit = i === 0 || (splitIndex > 0 && compareBytes(splits[splitIndex - 1]!, start) === 0);
-      const c = firstOfSplit ? this.state.counters.regions[splitIndex]! : undefined;
+      const c = this.state.counters.regions[i]!;
       const sampled = i === 0 ? offsetOf(end) : Math.max(0, offsetOf(end) - offsetOf(start));
       return {
         id: `${this.state.tableId}/${toHex(start)}`,
         start,
         end,
         stats: {
-          sizeBytes: Math.max(sampled, c?.bytesWritten ?? 0),
+          sizeBytes: Math.max(sampled, c.bytesWritten),
           memstoreBytes: 0,
           files: 0,
-          cellsWritten: c?.cellsWritten ?? 0,
-          rowsRead: c?.rowsRead ?? 0,
-          readRequests: c?.readRequests ?? 0,
-          writeRequests: c?.writeRequests ?? 0,
+          cellsWritten: c.cellsWritten,
+          rowsRead: c.rowsRead,
+          readRequests: c.readRequests,
+          writeRequests: c.writeRequests,
         },
       };
     });

@@ -1,8 +1,7 @@
 /**
  * Per-region request counters of one table, kept by this process (Bigtable reports none
- * of these per tablet through its data API). Regions are the table's split points; the
- * tablets Bigtable adds by itself are reported by regions() with their sampled sizes and
- * zero counters.
+ * of these per tablet through its data API). Regions are the ranges between the table's
+ * split points; the tablets Bigtable adds by itself only size them (regions()).
  */
 import { compareBytes } from '../../../core/api/bytes.js';
 

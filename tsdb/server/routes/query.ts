@@ -12,7 +12,7 @@
  * A client that goes away aborts the scans.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { isTsdbError, TsdbError } from '../../errors.js';
+import { isTsdbError } from '../../errors.js';
 import { executeQuery } from '../../query/execute.js';
 import { pack } from 'msgpackr';
 import { toColumnar } from '../../query/format-columnar.js';
@@ -54,10 +54,6 @@ export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     // The response's 'close' (the connection went away, or the answer was sent): since
     // Node 16 a request's own 'close' fires as soon as its body has been read.
     reply.raw.on('close', onClose);
-    const timeoutMs = tsdb.config.queryTimeoutMs;
-    const timer = timeoutMs > 0
-      ? setTimeout(() => abort.abort(new TsdbError('TSDB_TOO_LARGE', `Query exceeded a limit: ran longer than ${timeoutMs} ms (tsd.query.timeout)`)), timeoutMs)
-      : undefined;
     try {
       const started = performance.now();
       const run = await executeQuery(tsdb, q, { maxSeries: tsdb.config.queryMaxSeries, maxPoints: tsdb.config.queryMaxPoints, timeoutMs: tsdb.config.queryTimeoutMs }, abort.signal);
@@ -76,11 +72,9 @@ export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     } catch (err) {
       if (isTsdbError(err, 'TSDB_NO_SUCH_NAME')) return sendError(reply, 404, err.message);
       if (isTsdbError(err, 'TSDB_TOO_LARGE')) return sendError(reply, 413, err.message);
-      if (isTsdbError(abort.signal.reason, 'TSDB_TOO_LARGE')) return sendError(reply, 413, abort.signal.reason.message);
       if (abort.signal.aborted) return reply.code(499).send();
       throw err;
     } finally {
-      clearTimeout(timer);
       reply.raw.off('close', onClose);
     }
   };
