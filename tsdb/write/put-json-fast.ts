@@ -238,7 +238,7 @@ class Scanner {
     if (b[this.i] === Q) {
       const vs = this.i + 1;
       if (!this.string()) return NaN;
-      const end = parseNumber(b, vs, this.num);
+      const end = parseNumber(b, vs, this.i - 1, this.num);
       return end === this.i - 1 && end > vs ? this.num.value : NaN;
     }
     if (b[this.i] !== 0x2d && (b[this.i]! < 0x30 || b[this.i]! > 0x39)) {
@@ -247,7 +247,7 @@ class Scanner {
     }
     const vs = this.i;
     this.number();
-    const end = parseNumber(b, vs, this.num);
+    const end = parseNumber(b, vs, this.i, this.num);
     if (end !== this.i) return NaN;
     this.num.isInt = Number.isSafeInteger(this.num.value);
     return this.num.value;

@@ -39,13 +39,15 @@ function latin1(b: Uint8Array, start: number, end: number): string {
 }
 
 /**
- * Parses `line` (the whole line, starting with `put`) into `out`. Returns false when the
+ * Parses the line in `line[start, end)` (the whole line, starting with `put`, terminator
+ * removed) into `out`; the ranges it sets are offsets into `line`. Returns false when the
  * line needs the general parser. Does not validate names (the series cache does: a
- * series is only cached after the general path validated it).
+ * series is only cached after the general path validated it). The telnet path passes the
+ * received chunk itself with the line's offsets, so no view is made per line.
  */
-export function parsePutFast(line: Uint8Array, out: FastPut): boolean {
-  const n = line.length;
-  let i = 3; // after "put"
+export function parsePutFast(line: Uint8Array, start: number, end: number, out: FastPut): boolean {
+  const n = end;
+  let i = start + 3; // after "put"
   while (i < n && isSpace(line[i]!)) i++;
   out.metricStart = i;
   while (i < n && !isSpace(line[i]!)) i++;
@@ -65,23 +67,24 @@ export function parsePutFast(line: Uint8Array, out: FastPut): boolean {
   if (ts <= 0 || ts > MAX_MS_TIMESTAMP) return false;
   out.timestamp = ts;
   while (i < n && isSpace(line[i]!)) i++;
-  i = parseNumber(line, i, out);
+  i = parseNumber(line, i, n, out);
   if (i < 0 || i >= n || !isSpace(line[i]!)) return false;
   while (i < n && isSpace(line[i]!)) i++;
-  let end = n;
-  while (end > i && isSpace(line[end - 1]!)) end--;
-  if (end <= i || out.metricEnd <= out.metricStart) return false;
+  let e = n;
+  while (e > i && isSpace(line[e - 1]!)) e--;
+  if (e <= i || out.metricEnd <= out.metricStart) return false;
   out.tagsStart = i;
-  out.tagsEnd = end;
+  out.tagsEnd = e;
   return true;
 }
 
 /**
- * Parses a number at line[i] (the put-line grammar: sign, digits, fraction, exponent);
- * sets out.value/isInt (isInt: no '.', 'e' or 'E') and returns the index after it, or -1.
+ * Parses a number at line[i], reading no further than `end` (the put-line grammar: sign,
+ * digits, fraction, exponent); sets out.value/isInt (isInt: no '.', 'e' or 'E') and
+ * returns the index after it, or -1.
  */
-export function parseNumber(line: Uint8Array, i: number, out: { value: number; isInt: boolean }): number {
-  const n = line.length;
+export function parseNumber(line: Uint8Array, i: number, end: number, out: { value: number; isInt: boolean }): number {
+  const n = end;
   const start = i;
   let neg = false;
   if (i < n && (line[i] === 0x2d || line[i] === 0x2b)) {

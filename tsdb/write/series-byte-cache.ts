@@ -1,22 +1,40 @@
 /**
- * Series by the raw bytes of a telnet line's metric and tags: a hash of the bytes picks a
- * bucket, and the bytes themselves are compared, so a hit costs no string and no
- * allocation. Only series the general path validated and resolved are added, so a hit
- * means the same bytes parsed before into exactly this series. Bounded: emptied when it
- * reaches its capacity (the general path refills it).
+ * Series by the raw bytes of a telnet line's (or a JSON datapoint's) metric and tags: a
+ * hash of the bytes picks a bucket, and the bytes themselves are compared, so a hit costs
+ * no string and no allocation. Only series the general path validated and resolved are
+ * added, so a hit means the same bytes parsed before into exactly this series. Bounded:
+ * emptied when it reaches its capacity (the general path refills it).
+ *
+ * Speed: the hash and the compare read 4 bytes at a time through a DataView (about 3×
+ * faster than byte loops on ~100-byte keys; a native `Buffer#compare` per range costs
+ * more than the loop in call overhead). The DataView of the caller's buffer is made once
+ * per buffer (a telnet chunk, a JSON body), not per lookup. The table is an array of
+ * bucket chains indexed by the low bits of the hash (no Map: a 32-bit key would be a heap
+ * number), doubled as it fills.
  */
 import type { SeriesEntry } from './write-group.js';
 
 interface Slot {
+  readonly hash: number;
+  /** metric bytes, one space, tag bytes */
   readonly key: Uint8Array;
+  readonly view: DataView;
+  readonly metricLength: number;
   readonly entry: SeriesEntry;
   next: Slot | undefined;
 }
 
+const MIN_BUCKETS = 1024;
+const EMPTY_VIEW: DataView = new DataView(new ArrayBuffer(0));
+
 export class SeriesByteCache {
-  private map = new Map<number, Slot>();
+  private buckets: (Slot | undefined)[] = new Array<Slot | undefined>(MIN_BUCKETS).fill(undefined);
+  private mask = MIN_BUCKETS - 1;
   private count = 0;
   private readonly capacity: number;
+  /** The last buffer looked up in, and its DataView. */
+  private viewBuf: Uint8Array | undefined;
+  private view: DataView = EMPTY_VIEW;
 
   constructor(capacity: number) {
     this.capacity = capacity;
@@ -24,9 +42,15 @@ export class SeriesByteCache {
 
   /** The series whose key is line[ms,me) + line[ts,te), or undefined. */
   get(line: Uint8Array, ms: number, me: number, ts: number, te: number): SeriesEntry | undefined {
-    const h = hashRanges(line, ms, me, ts, te);
-    for (let s = this.map.get(h); s !== undefined; s = s.next) {
-      if (sameKey(s.key, line, ms, me, ts, te)) return s.entry;
+    const dv = this.viewOf(line);
+    const h = hashRanges(line, dv, ms, me, ts, te);
+    const ml = me - ms;
+    const len = ml + 1 + (te - ts);
+    for (let s = this.buckets[h & this.mask]; s !== undefined; s = s.next) {
+      if (s.hash === h && s.metricLength === ml && s.key.length === len
+        && rangeEqual(s.key, s.view, 0, line, dv, ms, ml) && rangeEqual(s.key, s.view, ml + 1, line, dv, ts, te - ts)) {
+        return s.entry;
+      }
     }
     return undefined;
   }
@@ -34,39 +58,88 @@ export class SeriesByteCache {
   set(line: Uint8Array, ms: number, me: number, ts: number, te: number, entry: SeriesEntry): void {
     if (this.get(line, ms, me, ts, te) !== undefined) return;
     if (this.count >= this.capacity) this.clear();
-    const key = new Uint8Array(me - ms + 1 + te - ts);
+    const ml = me - ms;
+    const key = new Uint8Array(ml + 1 + te - ts);
     key.set(line.subarray(ms, me), 0);
-    key[me - ms] = 0x20;
-    key.set(line.subarray(ts, te), me - ms + 1);
-    const h = hashRanges(line, ms, me, ts, te);
-    this.map.set(h, { key, entry, next: this.map.get(h) });
-    this.count++;
+    key[ml] = 0x20;
+    key.set(line.subarray(ts, te), ml + 1);
+    const hash = hashRanges(line, this.viewOf(line), ms, me, ts, te);
+    const view = new DataView(key.buffer, key.byteOffset, key.byteLength);
+    const b = hash & this.mask;
+    this.buckets[b] = { hash, key, view, metricLength: ml, entry, next: this.buckets[b] };
+    if (++this.count > this.buckets.length) this.grow();
   }
 
   clear(): void {
-    this.map = new Map();
+    this.buckets = new Array<Slot | undefined>(MIN_BUCKETS).fill(undefined);
+    this.mask = MIN_BUCKETS - 1;
     this.count = 0;
   }
 
   get size(): number {
     return this.count;
   }
+
+  /** Drops the reference to the last buffer looked up in (a large request body, say). */
+  releaseView(): void {
+    this.viewBuf = undefined;
+    this.view = EMPTY_VIEW;
+  }
+
+  private grow(): void {
+    const old = this.buckets;
+    const n = old.length * 2;
+    const buckets = new Array<Slot | undefined>(n).fill(undefined);
+    const mask = n - 1;
+    for (let s of old) {
+      while (s !== undefined) {
+        const next = s.next;
+        s.next = buckets[s.hash & mask];
+        buckets[s.hash & mask] = s;
+        s = next;
+      }
+    }
+    this.buckets = buckets;
+    this.mask = mask;
+  }
+
+  private viewOf(b: Uint8Array): DataView {
+    if (b !== this.viewBuf) {
+      this.viewBuf = b;
+      this.view = new DataView(b.buffer, b.byteOffset, b.byteLength);
+    }
+    return this.view;
+  }
 }
 
-/** FNV-1a over the metric bytes, a space, and the tag bytes. */
-function hashRanges(b: Uint8Array, ms: number, me: number, ts: number, te: number): number {
-  let h = 0x811c9dc5;
-  for (let i = ms; i < me; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
-  h = Math.imul(h ^ 0x20, 0x01000193);
-  for (let i = ts; i < te; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
-  return h >>> 0;
+/**
+ * A 32-bit hash of the metric bytes, a separator and the tag bytes, 4 bytes at a step
+ * (multiply-xorshift, then murmur3's finalizer). Not a stable format: in memory only.
+ */
+export function hashRanges(b: Uint8Array, dv: DataView, ms: number, me: number, ts: number, te: number): number {
+  let h = hashRange(b, dv, ms, me, 0x811c9dc5 ^ (me - ms));
+  h = hashRange(b, dv, ts, te, Math.imul(h ^ 0x20, 0x01000193));
+  h ^= h >>> 16;
+  h = Math.imul(h, 0x85ebca6b);
+  h ^= h >>> 13;
+  h = Math.imul(h, 0xc2b2ae35);
+  return (h ^ (h >>> 16)) | 0;
 }
 
-function sameKey(key: Uint8Array, b: Uint8Array, ms: number, me: number, ts: number, te: number): boolean {
-  const ml = me - ms;
-  if (key.length !== ml + 1 + (te - ts)) return false;
-  for (let i = 0; i < ml; i++) if (key[i] !== b[ms + i]) return false;
-  if (key[ml] !== 0x20) return false;
-  for (let i = 0, o = ml + 1; i < te - ts; i++) if (key[o + i] !== b[ts + i]) return false;
+function hashRange(b: Uint8Array, dv: DataView, start: number, end: number, h: number): number {
+  let i = start;
+  for (; i + 4 <= end; i += 4) {
+    h = Math.imul(h ^ dv.getInt32(i, true), 0x9e3779b1);
+    h ^= h >>> 15;
+  }
+  for (; i < end; i++) h = Math.imul(h ^ b[i]!, 0x01000193);
+  return h;
+}
+
+/** a[ao, ao+n) equals b[bo, bo+n). */
+function rangeEqual(a: Uint8Array, adv: DataView, ao: number, b: Uint8Array, bdv: DataView, bo: number, n: number): boolean {
+  let i = 0;
+  for (; i + 4 <= n; i += 4) if (adv.getInt32(ao + i, true) !== bdv.getInt32(bo + i, true)) return false;
+  for (; i < n; i++) if (a[ao + i] !== b[bo + i]) return false;
   return true;
 }

@@ -19,15 +19,15 @@ import type { FastifyInstance } from 'fastify';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createHttpServerForFastify, listen, looksLikeHttp } from '../../../tsdb/server/listener.js';
 import type { Listener } from '../../../tsdb/server/listener.js';
-import type { TelnetBackend } from '../../../tsdb/server/telnet/telnet-backend.js';
+import type { PutLines, TelnetBackend } from '../../../tsdb/server/telnet/telnet-backend.js';
 import { putWords } from '../../../tsdb/server/telnet/line-splitter.js';
 
 class HoldingBackend implements TelnetBackend {
   lines = 0;
   hold = false;
   private held: (() => void)[] = [];
-  async putBatch(raw: readonly Uint8Array[]): Promise<string[]> {
-    const batch = raw.map((l) => putWords(l));
+  async putBatch(raw: PutLines): Promise<string[]> {
+    const batch = raw.lines().map((l) => putWords(l));
     this.lines += batch.length;
     if (this.hold) await new Promise<void>((r) => this.held.push(r));
     return batch.filter((w) => !Number.isFinite(Number(w[2]))).map((w) => `put: invalid value: ${w[2]!}`);

@@ -10,7 +10,7 @@ import { connect, createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LineSplitter, splitWords } from '../../../tsdb/server/telnet/line-splitter.js';
-import type { TelnetBackend } from '../../../tsdb/server/telnet/telnet-backend.js';
+import type { PutLines, TelnetBackend } from '../../../tsdb/server/telnet/telnet-backend.js';
 import { putWords } from '../../../tsdb/server/telnet/line-splitter.js';
 import {
   HELP_LINE, TelnetSession, newTelnetStats, resolveTelnetOptions, unknownCommandLine,
@@ -30,8 +30,8 @@ class FakeBackend implements TelnetBackend {
   private held: (() => void)[] = [];
   private writable: (() => void)[] = [];
 
-  async putBatch(raw: readonly Uint8Array[]): Promise<string[]> {
-    const batch = raw.map((l) => putWords(l));
+  async putBatch(raw: PutLines): Promise<string[]> {
+    const batch = raw.lines().map((l) => putWords(l));
     this.batches.push(batch.map((w) => [...w]));
     this.lines += batch.length;
     if (this.hold) await new Promise<void>((r) => this.held.push(r));

@@ -38,7 +38,7 @@ describe('put line fast path', () => {
       } catch {
         general = undefined;
       }
-      if (!parsePutFast(bytes, fast)) continue;
+      if (!parsePutFast(bytes, 0, bytes.length, fast)) continue;
       accepted++;
       expect(general, line).toBeDefined();
       expect(Object.is(fast.value, general!.value), `${line}: ${fast.value} vs ${general!.value}`).toBe(true);
@@ -53,7 +53,7 @@ describe('put line fast path', () => {
   it('declines what it cannot do exactly, and lines that are not points', () => {
     const fast = newFastPut();
     for (const line of ['put m 1356998400.5 1 a=b', 'put m 1356998400 9223372036854775807 a=b', 'put m 1356998400 NaN a=b', 'put m 1356998400 1', 'put m x 1 a=b', 'put m 0 1 a=b', 'put m 99999999999999 1 a=b']) {
-      expect(parsePutFast(Buffer.from(line), fast), line).toBe(false);
+      expect(parsePutFast(Buffer.from(line), 0, line.length, fast), line).toBe(false);
     }
   });
 
@@ -64,8 +64,8 @@ describe('put line fast path', () => {
     const b = Buffer.from('put m 1 1 host=b');
     const fa = newFastPut();
     const fb = newFastPut();
-    parsePutFast(a, fa);
-    parsePutFast(b, fb);
+    parsePutFast(a, 0, a.length, fa);
+    parsePutFast(b, 0, b.length, fb);
     cache.set(a, fa.metricStart, fa.metricEnd, fa.tagsStart, fa.tagsEnd, entry(1));
     expect(cache.get(a, fa.metricStart, fa.metricEnd, fa.tagsStart, fa.tagsEnd)?.template).toEqual(Uint8Array.of(1));
     expect(cache.get(b, fb.metricStart, fb.metricEnd, fb.tagsStart, fb.tagsEnd)).toBeUndefined();
@@ -73,7 +73,7 @@ describe('put line fast path', () => {
     expect(cache.size).toBe(2);
     for (let i = 0; i < 3; i++) {
       const c = Buffer.from(`put m 1 1 host=c${i}`);
-      parsePutFast(c, fa);
+      parsePutFast(c, 0, c.length, fa);
       cache.set(c, fa.metricStart, fa.metricEnd, fa.tagsStart, fa.tagsEnd, entry(3 + i));
     }
     expect(cache.size).toBeLessThanOrEqual(3);

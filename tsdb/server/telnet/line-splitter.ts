@@ -17,6 +17,21 @@ import { splitWords } from '../../write/line-parser.js';
 
 export { splitWords };
 
+/**
+ * Where LineSplitter.pushTo() delivers lines, in order. Each returns false to stop: the
+ * rest of the chunk is not split (the session stops after `exit`, say).
+ */
+export interface LineSink {
+  /**
+   * A `put` line: `buf[start, end)`, terminator removed, not decoded. `buf` is the pushed
+   * chunk itself (or, for a line that spanned chunks, a fresh copy) and is never modified
+   * by the splitter, so the range may be kept.
+   */
+  put(buf: Buffer, start: number, end: number): boolean;
+  /** Any other line (empty lines included), decoded. */
+  line(text: string): boolean;
+}
+
 export interface SplitResult {
   /**
    * Complete lines, in order, without their terminators (empty lines included). A `put`
@@ -30,6 +45,10 @@ export interface SplitResult {
 
 const LF = 0x0a;
 const CR = 0x0d;
+/** emit(): go on, the sink said stop, the line is over the limit. */
+const GO = 0;
+const STOP = 1;
+const POISON = 2;
 
 export class LineSplitter {
   readonly maxLineBytes: number;
@@ -53,9 +72,23 @@ export class LineSplitter {
     return this.poisoned;
   }
 
+  /** pushTo() collecting the lines in an array; a put line as a view (tests, simple callers). */
   push(chunk: Uint8Array): SplitResult {
     const lines: (string | Buffer)[] = [];
-    if (this.poisoned) return { lines, tooLong: true };
+    const tooLong = this.pushTo(chunk, {
+      put: (b, start, end) => { lines.push(b.subarray(start, end)); return true; },
+      line: (text) => { lines.push(text); return true; },
+    });
+    return { lines, tooLong };
+  }
+
+  /**
+   * Splits `chunk` into lines for `sink`, put lines by offset (no object per line).
+   * Returns true when a line over the limit was seen (now or before): the lines before it
+   * were delivered, nothing after it is.
+   */
+  pushTo(chunk: Uint8Array, sink: LineSink): boolean {
+    if (this.poisoned) return true;
     const buf = Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength);
     let nl = buf.indexOf(LF);
     let start = 0;
@@ -64,16 +97,22 @@ export class LineSplitter {
       const head = Buffer.concat([...this.pending, buf.subarray(0, nl)]);
       this.pending = [];
       this.pendingLength = 0;
-      if (!this.emit(head, 0, head.length, isUtf8(head), lines)) return this.poison(lines);
+      const r = this.emit(head, 0, head.length, isUtf8(head) ? 1 : 0, sink);
+      if (r === POISON) return this.poison();
+      if (r === STOP) return false;
       start = nl + 1;
       nl = buf.indexOf(LF, start);
     }
     if (nl !== -1) {
-      const last = buf.lastIndexOf(LF);
-      // UTF-8 sequences never contain 0x0a, so the block is valid iff every line in it is.
-      const valid = isUtf8(buf.subarray(start, last));
+      // UTF-8 of the whole block, checked once when a line other than a put needs it
+      // (UTF-8 sequences never contain 0x0a, so the block is valid iff every line in it is).
+      let valid = -1;
+      const blockStart = start;
       while (nl !== -1) {
-        if (!this.emit(buf, start, nl, valid, lines)) return this.poison(lines);
+        if (valid === -1 && !isPutLine(buf, start, nl)) valid = isUtf8(buf.subarray(blockStart, buf.lastIndexOf(LF))) ? 1 : 0;
+        const r = this.emit(buf, start, nl, valid, sink);
+        if (r === POISON) return this.poison();
+        if (r === STOP) return false;
         start = nl + 1;
         nl = buf.indexOf(LF, start);
       }
@@ -81,11 +120,11 @@ export class LineSplitter {
     const rest = buf.length - start;
     if (rest > 0) {
       // +1: a held trailing '\r' is part of the terminator, not of the line.
-      if (this.pendingLength + rest > this.maxLineBytes + 1) return this.poison(lines);
+      if (this.pendingLength + rest > this.maxLineBytes + 1) return this.poison();
       this.pending.push(Buffer.from(buf.subarray(start)));
       this.pendingLength += rest;
     }
-    return { lines, tooLong: false };
+    return false;
   }
 
   /**
@@ -99,19 +138,21 @@ export class LineSplitter {
     return dropped;
   }
 
-  private emit(buf: Buffer, start: number, end: number, valid: boolean, out: (string | Buffer)[]): boolean {
+  /** One line to the sink; `valid`: 1 if the bytes are UTF-8, 0 if not, -1 unknown (a put line). */
+  private emit(buf: Buffer, start: number, end: number, valid: number, sink: LineSink): number {
     if (end > start && buf[end - 1] === CR) end--;
-    if (end - start > this.maxLineBytes) return false;
-    if (isPutLine(buf, start, end)) out.push(buf.subarray(start, end));
-    else out.push(valid ? buf.toString('utf8', start, end) : decodeLine(buf.subarray(start, end)));
-    return true;
+    if (end - start > this.maxLineBytes) return POISON;
+    let go: boolean;
+    if (isPutLine(buf, start, end)) go = sink.put(buf, start, end);
+    else go = sink.line(valid === 1 ? buf.toString('utf8', start, end) : decodeLine(buf.subarray(start, end)));
+    return go ? GO : STOP;
   }
 
-  private poison(lines: (string | Buffer)[]): SplitResult {
+  private poison(): boolean {
     this.poisoned = true;
     this.pending = [];
     this.pendingLength = 0;
-    return { lines, tooLong: true };
+    return true;
   }
 }
 
@@ -128,11 +169,11 @@ export function putWords(line: Uint8Array): string[] {
   return splitWords(decodeLine(line)).slice(1);
 }
 
-/** Words of a raw line, at most `max` counted (cheap arity checks without decoding). */
-export function countWords(b: Uint8Array, max: number): number {
+/** Words of the raw line b[start, end), at most `max` counted (cheap arity checks without decoding). */
+export function countWords(b: Uint8Array, max: number, start = 0, end = b.length): number {
   let n = 0;
   let inWord = false;
-  for (let i = 0; i < b.length && n < max; i++) {
+  for (let i = start; i < end && n < max; i++) {
     const c = b[i];
     const space = c === 0x20 || c === 0x09 || c === CR;
     if (!space && !inWord) n++;

@@ -8,13 +8,52 @@
  * shared/reference/opentsdb-surface.md section 5.
  */
 
+/**
+ * The `put` lines of one batch as byte ranges of the buffers they arrived in (the socket's
+ * chunks), in line order: line i is `bufs[i][starts[i], ends[i])`, starting with `put`,
+ * terminator removed, not decoded. No object is made per line; `bufs` repeats the same
+ * chunk for the lines of one chunk. `line(i)` makes a view (the slow path, tests).
+ */
+export class PutLines {
+  count = 0;
+  readonly bufs: Uint8Array[] = [];
+  readonly starts: number[] = [];
+  readonly ends: number[] = [];
+
+  add(buf: Uint8Array, start: number, end: number): void {
+    this.bufs.push(buf);
+    this.starts.push(start);
+    this.ends.push(end);
+    this.count++;
+  }
+
+  /** Line i as a view of its buffer. */
+  line(i: number): Uint8Array {
+    return this.bufs[i]!.subarray(this.starts[i], this.ends[i]);
+  }
+
+  /** Every line as a view (tests, fakes). */
+  lines(): Uint8Array[] {
+    const out: Uint8Array[] = new Array(this.count);
+    for (let i = 0; i < this.count; i++) out[i] = this.line(i);
+    return out;
+  }
+
+  /** A batch of whole buffers, one line each (tests). */
+  static of(lines: readonly Uint8Array[]): PutLines {
+    const b = new PutLines();
+    for (const l of lines) b.add(l, 0, l.length);
+    return b;
+  }
+}
+
 export interface TelnetBackend {
   /**
-   * Writes a batch of `put` lines. Each entry is the raw bytes of one line, starting with
-   * `put` (terminator removed; not decoded — `putWords()` in line-splitter.ts gives the
-   * words after `put`); the session has already checked that there are at least 4 words
-   * after `put` (metric, timestamp, value, one tag). The views stay valid until the
-   * returned promise settles.
+   * Writes a batch of `put` lines (PutLines: byte ranges of the received chunks; not
+   * decoded — `putWords(batch.line(i))` in line-splitter.ts gives the words after `put`);
+   * the session has already checked that there are at least 4 words after `put`
+   * (metric, timestamp, value, one tag). The chunks are never modified by the session,
+   * and it keeps no reference to them once the returned promise settles.
    *
    * Resolves with one reply line per failed entry, in input order, without a trailing
    * newline — e.g. `put: illegal argument: ...`, `put: invalid value: ...`,
@@ -28,9 +67,9 @@ export interface TelnetBackend {
    * Calls arrive in line order per connection and may overlap (at most
    * `TelnetOptions.maxInFlightBatches` per connection); the backend must apply
    * overlapping batches in call order if it promises last-write-wins.
-   * The arrays belong to the backend once passed (the session does not reuse them).
+   * The batch belongs to the backend once passed (the session does not reuse it).
    */
-  putBatch(batch: readonly Uint8Array[]): Promise<string[]>;
+  putBatch(batch: PutLines): Promise<string[]>;
 
   /**
    * True while the write pipeline is overloaded. Sessions stop reading their sockets

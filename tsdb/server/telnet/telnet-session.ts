@@ -18,6 +18,8 @@
 import type { Socket } from 'node:net';
 import type { Authenticator, Role } from '../auth.js';
 import { LineSplitter, countWords, splitWords } from './line-splitter.js';
+import type { LineSink } from './line-splitter.js';
+import { PutLines } from './telnet-backend.js';
 import type { TelnetBackend } from './telnet-backend.js';
 
 export interface TelnetOptions {
@@ -88,7 +90,7 @@ export function unknownCommandLine(cmd: string): string {
 
 /** `droppable`: error lines (puts, unknown commands), dropped when the client does not read; answers to commands never are. */
 interface Slot { done: boolean; lines: readonly string[]; readonly end: boolean; readonly droppable: boolean }
-interface Batch { readonly slot: Slot; readonly entries: Buffer[] }
+interface Batch { readonly slot: Slot; readonly lines: PutLines }
 
 export class TelnetSession {
   private readonly socket: Socket;
@@ -97,6 +99,8 @@ export class TelnetSession {
   private readonly stats: TelnetStats;
   private readonly log: ((msg: string) => void) | undefined;
   private readonly splitter: LineSplitter;
+  /** Where the splitter delivers lines: put lines by offset into the chunk, others as text. */
+  private readonly sink: LineSink;
   /** Reply slots in line order; `head` is the oldest unwritten one. */
   private slots: (Slot | undefined)[] = [];
   private head = 0;
@@ -128,6 +132,16 @@ export class TelnetSession {
     this.stats = stats;
     this.log = log;
     this.splitter = new LineSplitter(opts.maxLineBytes);
+    this.sink = {
+      put: (buf, start, end) => {
+        this.onPutLine(buf, start, end);
+        return !this.stopping;
+      },
+      line: (text) => {
+        this.onLine(text);
+        return !this.stopping;
+      },
+    };
     this.finished = new Promise((resolve) => { this.resolveFinished = resolve; });
     socket.on('data', (chunk: Buffer) => this.guard(() => this.onData(chunk)));
     socket.on('end', () => this.guard(() => this.onEnd()));
@@ -162,11 +176,7 @@ export class TelnetSession {
 
   private onData(chunk: Buffer): void {
     if (this.stopping) return;
-    const { lines, tooLong } = this.splitter.push(chunk);
-    for (const line of lines) {
-      this.onLine(line);
-      if (this.stopping) break;
-    }
+    const tooLong = this.splitter.pushTo(chunk, this.sink);
     if (tooLong && !this.stopping) {
       this.stats.linesTooLong++;
       this.log?.(`telnet: line over ${this.opts.maxLineBytes} bytes from ${this.socket.remoteAddress ?? '?'}; closing`);
@@ -180,20 +190,23 @@ export class TelnetSession {
     this.shutdown();
   }
 
-  private onLine(line: string | Buffer): void {
+  /** A line starting with `put` and a blank: buf[start, end), not decoded. */
+  private onPutLine(buf: Buffer, start: number, end: number): void {
     this.stats.lines++;
-    if (this.role !== 'write' && !this.mayRun(line)) return;
-    if (typeof line !== 'string') {
-      // OpenTSDB counts the words after "put": `put` alone says "got 0" (its docs say 1).
-      const words = countWords(line, 5);
-      if (words < 5) {
-        this.stats.putErrors++;
-        this.newSlot(true, false, [`put: illegal argument: not enough arguments (need least 4, got ${words - 1})`], true);
-        return;
-      }
-      this.addPut(line);
+    if (this.role !== 'write' && !this.mayRun(undefined)) return;
+    // OpenTSDB counts the words after "put": `put` alone says "got 0" (its docs say 1).
+    const words = countWords(buf, 5, start, end);
+    if (words < 5) {
+      this.stats.putErrors++;
+      this.newSlot(true, false, [`put: illegal argument: not enough arguments (need least 4, got ${words - 1})`], true);
       return;
     }
+    this.addPut(buf, start, end);
+  }
+
+  private onLine(line: string): void {
+    this.stats.lines++;
+    if (this.role !== 'write' && !this.mayRun(line)) return;
     const words = splitWords(line);
     if (words.length === 0) return;
     const cmd = words[0]!;
@@ -205,7 +218,8 @@ export class TelnetSession {
         return;
       }
       // A put line with leading blanks (rare): normalized to the raw form the put path takes.
-      this.addPut(Buffer.from(words.join(' ')));
+      const raw = Buffer.from(words.join(' '));
+      this.addPut(raw, 0, raw.length);
       return;
     }
     this.stats.commands++;
@@ -222,8 +236,8 @@ export class TelnetSession {
    * version and exit run; a read token may not put or dropcaches. A refused line gets one
    * error line and the connection stays open; an unknown token closes it.
    */
-  private mayRun(line: string | Buffer): boolean {
-    const words = typeof line === 'string' ? splitWords(line) : ['put'];
+  private mayRun(line: string | undefined): boolean {
+    const words = line !== undefined ? splitWords(line) : ['put'];
     const cmd = words[0];
     if (cmd === undefined || cmd === 'help' || cmd === 'version' || cmd === 'exit') return true;
     if (cmd === 'auth') {
@@ -265,16 +279,16 @@ export class TelnetSession {
     }
   }
 
-  private addPut(entry: Buffer): void {
+  private addPut(buf: Buffer, start: number, end: number): void {
     this.stats.putLines++;
     this.inFlightLines++;
     let b = this.open;
-    if (b === undefined || b.entries.length >= this.opts.maxBatchLines) {
-      b = { slot: this.newSlot(false, false, [], true), entries: [] };
+    if (b === undefined || b.lines.count >= this.opts.maxBatchLines) {
+      b = { slot: this.newSlot(false, false, [], true), lines: new PutLines() };
       this.waiting.push(b);
       this.open = b;
     }
-    b.entries.push(entry);
+    b.lines.add(buf, start, end);
   }
 
   private newSlot(done: boolean, end: boolean, lines: readonly string[], droppable = false): Slot {
@@ -332,7 +346,7 @@ export class TelnetSession {
       this.stats.batches++;
       let p: Promise<string[]>;
       try {
-        p = this.backend.putBatch(b.entries);
+        p = this.backend.putBatch(b.lines);
       } catch (e) {
         p = Promise.reject(e);
       }
@@ -342,7 +356,7 @@ export class TelnetSession {
           this.stats.batchFailures++;
           this.log?.(`telnet: putBatch failed: ${(e as Error).message}`);
           const line = `put: HBase error: ${(e as Error).message}`;
-          this.batchDone(b, b.entries.map(() => line));
+          this.batchDone(b, new Array<string>(b.lines.count).fill(line));
         },
       );
     }
@@ -350,7 +364,7 @@ export class TelnetSession {
 
   private batchDone(b: Batch, replies: readonly string[]): void {
     this.running--;
-    this.inFlightLines -= b.entries.length;
+    this.inFlightLines -= b.lines.count;
     this.stats.putErrors += replies.length;
     b.slot.lines = replies;
     b.slot.done = true;

@@ -25,15 +25,17 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok')
   const fast = newFastPut();
   return {
     async putBatch(batch) {
-      const replies: (string | undefined)[] = new Array(batch.length);
-      // Lines of known series, parsed from bytes (put-line-fast.ts); the rest go the general way.
+      const n = batch.count;
+      const { bufs, starts, ends } = batch;
+      let replies: (string | undefined)[] | undefined;
+      // Lines of known series, parsed from the chunks by offset (put-line-fast.ts); the rest go the general way.
       const known = { count: 0, entries: [] as SeriesEntry[], timestamps: [] as number[], values: [] as number[], ints: [] as boolean[] };
       const points: IncomingPoint[] = [];
       const origin: number[] = [];
-      for (let i = 0; i < batch.length; i++) {
-        const line = batch[i]!;
-        if (parsePutFast(line, fast)) {
-          const e = byBytes.get(line, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd);
+      for (let i = 0; i < n; i++) {
+        const buf = bufs[i]!;
+        if (parsePutFast(buf, starts[i]!, ends[i]!, fast)) {
+          const e = byBytes.get(buf, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd);
           if (e !== undefined) {
             known.entries.push(e);
             known.timestamps.push(fast.timestamp);
@@ -44,10 +46,10 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok')
           }
         }
         try {
-          points.push(parsePutWords(putWords(line)));
+          points.push(parsePutWords(putWords(batch.line(i))));
           origin.push(i);
         } catch (err) {
-          replies[i] = telnetError(err);
+          (replies ??= new Array<string | undefined>(n))[i] = telnetError(err);
         }
       }
       let outcomes;
@@ -59,16 +61,17 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok')
       }
       for (let i = 0; i < outcomes.length; i++) {
         const o = outcomes[i];
-        const line = batch[origin[i]!]!;
+        const k = origin[i]!;
+        const buf = bufs[k]!;
         if (o !== undefined) {
-          replies[origin[i]!] = telnetError(o);
-        } else if (parsePutFast(line, fast)) {
+          (replies ??= new Array<string | undefined>(n))[k] = telnetError(o);
+        } else if (parsePutFast(buf, starts[k]!, ends[k]!, fast)) {
           // Teach the byte cache this series, so its next lines take the fast path.
           const e = tsdb.ingest.entryOf(points[i]!);
-          if (e !== undefined) byBytes.set(line, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd, e);
+          if (e !== undefined) byBytes.set(buf, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd, e);
         }
       }
-      return replies.filter((r): r is string => r !== undefined);
+      return replies === undefined ? [] : replies.filter((r): r is string => r !== undefined);
     },
     overloaded: () => tsdb.ingest.overloaded(),
     whenWritable: () => tsdb.ingest.whenWritable(),
