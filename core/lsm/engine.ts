@@ -4,8 +4,8 @@
  *
  * Write path: validate, wait if memstores are over budget, take row locks only when a
  * read-modify-write holds one, assign sequence numbers, encode the batch once (it is the
- * WAL record and the memstore entries are views into it), apply to the regions'
- * memstores, append to the WAL (group commit), and resolve once the WAL acknowledged it
+ * WAL record; the memstores copy each entry from it by offset into their slabs), apply to
+ * the regions' memstores, append to the WAL (group commit), and resolve once the WAL acknowledged it
  * and the read point (seq-tracker.ts) covers it.
  *
  * Background work: flushes (memstore -> SST) and compactions (SSTs -> SST) run on the job
@@ -377,16 +377,15 @@ export class Engine {
     const batch = encodeBatch(t.id, rows, this.lastSeq + 1, now);
     if (batch.count === 0) return;
     this.lastSeq = batch.lastSeq;
-    const { keys, values, rowStart } = batch;
+    const { payload, entries, rowStart } = batch;
     for (let r = 0; r < rows.length; r++) {
       const region = t.regionFor(rows[r]!.key);
       const from = rowStart[r]!;
       const to = r + 1 < rows.length ? rowStart[r + 1]! : batch.count;
       const mem = region.active;
       for (let i = from; i < to; i++) {
-        const k = keys[i]!;
-        const kind = kindOf(k);
-        mem.add(k, values[i]!, batch.firstSeq + i, timestampOf(k), kind !== KeyKind.Put);
+        const j = 4 * i;
+        mem.addFrom(payload, entries[j]!, entries[j + 1]!, entries[j + 2]!, entries[j + 3]!);
       }
       region.counters.cellsWritten += to - from;
       region.counters.writeRequests++;
@@ -566,7 +565,7 @@ export class Engine {
     if (this.fatal !== undefined || r.retired) return;
     if (!r.active.empty && (force || r.active.sizeBytes >= this.opts.memstoreFlushBytes)) {
       r.immutables.push(r.active);
-      r.active = new Memstore(undefined, this.clock());
+      r.active = new Memstore(this.clock());
     }
     if (r.immutables.length > 0 && !r.flushing) this.track(this.flushLoop(r));
   }
@@ -633,14 +632,8 @@ export class Engine {
   private async flushJob(mem: Memstore, number: number): Promise<FlushJob> {
     const w = new ByteWriter(Math.max(1024, mem.sizeBytes));
     let sinceYield = 0;
-    for (const leaf of mem.leafArrays()) {
-      const { keys, values } = leaf;
-      for (let i = 0; i < keys.length; i++) {
-        const k = keys[i]!;
-        const v = values[i]!;
-        w.uvarint(k.length).bytes(k).uvarint(v.length).bytes(v);
-      }
-      sinceYield += keys.length;
+    for (let li = 0; li < mem.leafCount; li++) {
+      sinceYield += mem.writeLeaf(li, w);
       if (sinceYield >= 32_768) {
         sinceYield = 0;
         await new Promise((r) => setImmediate(r));
@@ -849,12 +842,11 @@ export class Engine {
     const left = new Region(this.nextRegionId++, t, r.start, key, r.files.slice(), r.flushedSeq, now);
     const right = new Region(this.nextRegionId++, t, key, r.end, r.files.slice(), r.flushedSeq, now);
     // Hand the active memstore's entries to the children (sorted, so appends are O(1)).
-    for (const leaf of r.active.leafArrays()) {
-      for (let i = 0; i < leaf.keys.length; i++) {
-        const k = leaf.keys[i]!;
-        const child = compareBytes(rowOf(k), key) < 0 ? left : right;
-        child.active.add(k, leaf.values[i]!, seqOf(k), timestampOf(k), kindOf(k) !== KeyKind.Put);
-      }
+    const it = r.active.iterator();
+    for (it.seekToFirst(); it.valid; it.next()) {
+      const k = it.key();
+      const child = compareBytes(rowOf(k), key) < 0 ? left : right;
+      child.active.add(k, it.value(), seqOf(k), timestampOf(k), kindOf(k) !== KeyKind.Put);
     }
     const i = t.regions.indexOf(r);
     t.regions.splice(i, 1, left, right);

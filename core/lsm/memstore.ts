@@ -1,56 +1,57 @@
 /**
  * The memstore: recent writes of one region, sorted by internal key, with approximate
- * size accounting. A two-level sorted structure (a B+tree of height 2): an array of leaves,
- * each a sorted run of at most LEAF_MAX entries. Appends in key order (the common case for
- * time-series ingest) take the fast path at the end of the last leaf; other inserts binary
- * search the leaves, then the leaf, and splice.
+ * size accounting.
  *
- * Invariants: keys are unique (they carry sequence numbers); entries are never removed; a
- * memstore becomes immutable when the region switches to a new one for a flush.
+ * Packed layout (memstore-slab.ts): each entry's key and value bytes are copied, adjacent,
+ * into slabs (Uint8Arrays of 16 KiB growing to 1 MiB; an entry of a quarter of a slab or
+ * more gets one of its own), and the sorted structure holds only numbers. It is a B+tree
+ * of height 2: an array of leaves, each a sorted run of at most LEAF_MAX entries kept in
+ * two typed arrays (where the entry is; its row-prefix numbers). There is no JS object
+ * per entry, so a large memstore costs the garbage collector a few thousand objects, not
+ * two views per cell that survive every scavenge.
+ *
+ * Appends in key order (the common case for time-series ingest) take the fast path at the
+ * end of the last leaf; other inserts binary search the leaves, then the leaf (comparing
+ * row-prefix numbers before key bytes), and shift the leaf's tail; a full leaf splits in
+ * two.
+ *
+ * Invariants: keys are well-formed internal keys, unique (they carry sequence numbers);
+ * entries are never removed and their bytes never change; a memstore becomes immutable
+ * when the region switches to a new one for a flush.
+ *
+ * Buffers: `add` copies its arguments (the caller may reuse them at once). Iterators hand
+ * out views into the slabs, valid for the memstore's life.
  *
  * Concurrency: single-threaded. Iterators are valid while no insert happens; readers that
  * yield to the event loop re-create their iterators and re-seek (see read-path.ts).
  */
-import type { Comparator, InternalIterator } from '../iter/internal-iterator.js';
-import { compareInternalKeys } from './internal-key.js';
+import type { InternalIterator } from '../iter/internal-iterator.js';
+import type { ByteWriter } from '../util/coding.js';
+import { KeyKind, MAX_SEQ, MAX_TS, TRAILER_BYTES } from './internal-key.js';
+import { MemstoreIterator } from './memstore-iterator.js';
+import { LEAF_MAX, Leaf, SlabArena, compareKeyRanges, copyBytes, rowPrefixAt } from './memstore-slab.js';
 
-const LEAF_MAX = 256;
 /**
  * Per-entry bookkeeping charged on top of key and value bytes, so memstore limits bound
- * real memory: measured on Node 20 (--expose-gc, 300 K entries) at ~218 bytes of JS heap
- * per entry (two Uint8Array views, leaf slots, prefix numbers) besides the payload bytes.
+ * real memory. Measured on Node 20 (--expose-gc; growth of heap used plus array buffers
+ * for 1 M entries of 36-byte keys and 8-byte values written through encodeBatch, minus
+ * those 44 bytes): 34 bytes per entry appended in key order (full leaves), 48.5 in random
+ * order (leaves ~70% full after splits). A leaf slot is 32 bytes; the rest is slab tails
+ * and the leaf objects. (The layout with two views per entry measured 242–247.)
  */
-export const ENTRY_OVERHEAD_BYTES = 200;
+export const ENTRY_OVERHEAD_BYTES = 48;
 
-interface Leaf {
-  keys: Uint8Array[];
-  values: Uint8Array[];
-  /** Row-prefix numbers of each key (see rowPrefix1/2), compared before the key bytes. */
-  p1: number[];
-  p2: number[];
-}
-
-/**
- * Rows bytes [0, 6) and [6, 12), zero padded, as exact integers: ordering them first gives
- * the same order as the rows' bytes (a zero pad never exceeds a real byte, and equal
- * prefixes fall through to the full comparison). Comparing two numbers instead of two
- * byte arrays avoids touching the keys' memory on most steps of a binary search, which is
- * what random inserts into a large memstore spend their time on (cache misses).
- */
-function rowPrefix(k: Uint8Array, from: number): number {
-  const rl = (k[0]! << 8) | k[1]!;
-  let v = 0;
-  for (let i = from; i < from + 6; i++) v = v * 256 + (i < rl ? k[2 + i]! : 0);
-  return v;
-}
-
-function newLeaf(): Leaf {
-  return { keys: [], values: [], p1: [], p2: [] };
+export interface MemstoreOptions {
+  /** First slab's size (then doubling). Tests make it small to cross slab boundaries. */
+  readonly slabMinBytes?: number;
+  /** Largest slab size. */
+  readonly slabMaxBytes?: number;
 }
 
 export class Memstore {
-  private readonly leaves: Leaf[] = [newLeaf()];
-  private readonly compare: Comparator;
+  /** Sorted; only the last may be empty (a new memstore has one empty leaf). */
+  readonly leaves: Leaf[] = [new Leaf()];
+  readonly arena: SlabArena;
   sizeBytes = 0;
   count = 0;
   /** Smallest and largest sequence numbers inserted (Infinity / 0 when empty). */
@@ -61,50 +62,56 @@ export class Memstore {
   deletions = 0;
   readonly createdAtMs: number;
 
-  constructor(compare: Comparator = compareInternalKeys, nowMs = Date.now()) {
-    this.compare = compare;
+  constructor(nowMs = Date.now(), options: MemstoreOptions = {}) {
     this.createdAtMs = nowMs;
+    this.arena = new SlabArena(options.slabMinBytes, options.slabMaxBytes);
   }
 
   get empty(): boolean {
     return this.count === 0;
   }
 
-  /** Inserts an entry. `seq`/`ts`/`isDelete` feed the metadata kept for flushed files. */
+  /** Number of leaves (for flushes: writeLeaf). */
+  get leafCount(): number {
+    return this.leaves.length;
+  }
+
+  /**
+   * Inserts a copy of an entry. `seq`/`ts`/`isDelete` feed the metadata kept for flushed
+   * files; they must be the key's own (its trailer).
+   */
   add(key: Uint8Array, value: Uint8Array, seq: number, ts: number, isDelete: boolean): void {
-    const leaves = this.leaves;
-    const p1 = rowPrefix(key, 0);
-    const p2 = rowPrefix(key, 6);
-    let li = leaves.length - 1;
-    let leaf = leaves[li]!;
-    const n = leaf.keys.length;
-    if (n === 0 || cmp(leaf.p1[n - 1]!, leaf.p2[n - 1]!, leaf.keys[n - 1]!, p1, p2, key, this.compare) < 0) {
-      // Fast path: append after the last key.
-      if (n >= LEAF_MAX) {
-        leaf = { keys: [key], values: [value], p1: [p1], p2: [p2] };
-        leaves.push(leaf);
-      } else {
-        leaf.keys.push(key);
-        leaf.values.push(value);
-        leaf.p1.push(p1);
-        leaf.p2.push(p2);
-      }
-    } else {
-      li = this.leafFor(p1, p2, key);
-      leaf = leaves[li]!;
-      const pos = lowerBound(leaf, p1, p2, key, this.compare);
-      leaf.keys.splice(pos, 0, key);
-      leaf.values.splice(pos, 0, value);
-      leaf.p1.splice(pos, 0, p1);
-      leaf.p2.splice(pos, 0, p2);
-      if (leaf.keys.length > LEAF_MAX) {
-        const half = leaf.keys.length >>> 1;
-        const right: Leaf = { keys: leaf.keys.splice(half), values: leaf.values.splice(half), p1: leaf.p1.splice(half), p2: leaf.p2.splice(half) };
-        leaves.splice(li + 1, 0, right);
-      }
-    }
+    const kl = key.length;
+    const vl = value.length;
+    const a = this.arena;
+    a.reserve(kl + vl);
+    const slab = a.slabs[a.slab]!;
+    copyBytes(slab, a.offset, key, 0, kl);
+    copyBytes(slab, a.offset + kl, value, 0, vl);
+    this.insert(a.slab, a.offset, kl, vl);
+    this.account(kl, vl, seq, ts, isDelete);
+  }
+
+  /**
+   * Inserts a copy of the entry whose key is buf[keyOff, keyOff + keyLen) and value
+   * buf[valueOff, valueOff + valueLen) (a write batch payload: no views needed). Sequence
+   * number, timestamp and kind come from the key's trailer.
+   */
+  addFrom(buf: Uint8Array, keyOff: number, keyLen: number, valueOff: number, valueLen: number): void {
+    const a = this.arena;
+    a.reserve(keyLen + valueLen);
+    const slab = a.slabs[a.slab]!;
+    const o = a.offset;
+    copyBytes(slab, o, buf, keyOff, keyLen);
+    copyBytes(slab, o + keyLen, buf, valueOff, valueLen);
+    this.insert(a.slab, o, keyLen, valueLen);
+    const t = o + keyLen - TRAILER_BYTES;
+    this.account(keyLen, valueLen, seqAt(slab, t), tsAt(slab, t), slab[t + 15] !== KeyKind.Put);
+  }
+
+  private account(kl: number, vl: number, seq: number, ts: number, isDelete: boolean): void {
     this.count++;
-    this.sizeBytes += key.length + value.length + ENTRY_OVERHEAD_BYTES;
+    this.sizeBytes += kl + vl + ENTRY_OVERHEAD_BYTES;
     if (seq < this.minSeq) this.minSeq = seq;
     if (seq > this.maxSeq) this.maxSeq = seq;
     if (ts < this.minTs) this.minTs = ts;
@@ -112,183 +119,116 @@ export class Memstore {
     if (isDelete) this.deletions++;
   }
 
-  /** Index of the leaf that should hold `key`: the last leaf whose first key <= key. */
-  private leafFor(p1: number, p2: number, key: Uint8Array): number {
+  /** Links the entry stored at (s, off) into the sorted structure. */
+  private insert(s: number, off: number, kl: number, vl: number): void {
+    const leaves = this.leaves;
+    const slab = this.arena.slabs[s]!;
+    const p1 = rowPrefixAt(slab, off, 0);
+    const p2 = rowPrefixAt(slab, off, 6);
+    let li = leaves.length - 1;
+    let leaf = leaves[li]!;
+    const n = leaf.n;
+    if (n === 0 || this.cmpAt(leaf, n - 1, p1, p2, slab, off, off + kl) < 0) {
+      // Fast path: append after the last key.
+      if (n === LEAF_MAX) {
+        leaf = new Leaf();
+        leaves.push(leaf);
+      }
+      leaf.insert(leaf.n, s, off, kl, vl, p1, p2);
+      return;
+    }
+    li = this.leafFor(p1, p2, slab, off, off + kl);
+    leaf = leaves[li]!;
+    let pos = this.lowerBound(leaf, p1, p2, slab, off, off + kl);
+    if (leaf.n === LEAF_MAX) {
+      const half = LEAF_MAX >>> 1;
+      const right = leaf.splitOff(half);
+      leaves.splice(li + 1, 0, right);
+      if (pos > half) {
+        leaf = right;
+        pos -= half;
+      }
+    }
+    leaf.insert(pos, s, off, kl, vl, p1, p2);
+  }
+
+  /** Compares entry j of `leaf` with the key b[bs, be) whose row prefixes are p1, p2. */
+  private cmpAt(leaf: Leaf, j: number, p1: number, p2: number, b: Uint8Array, bs: number, be: number): number {
+    const pre = leaf.pre;
+    const a1 = pre[2 * j]!;
+    if (a1 !== p1) return a1 - p1;
+    const a2 = pre[2 * j + 1]!;
+    if (a2 !== p2) return a2 - p2;
+    const loc = leaf.loc;
+    const o = loc[4 * j + 1]!;
+    return compareKeyRanges(this.arena.slabs[loc[4 * j]!]!, o, o + loc[4 * j + 2]!, b, bs, be);
+  }
+
+  /** Index of the leaf that should hold the key: the last leaf whose first key <= key. */
+  private leafFor(p1: number, p2: number, b: Uint8Array, bs: number, be: number): number {
     const leaves = this.leaves;
     let lo = 0;
     let hi = leaves.length - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
       const l = leaves[mid]!;
-      if (l.keys.length > 0 && cmp(l.p1[0]!, l.p2[0]!, l.keys[0]!, p1, p2, key, this.compare) <= 0) lo = mid;
+      if (l.n > 0 && this.cmpAt(l, 0, p1, p2, b, bs, be) <= 0) lo = mid;
       else hi = mid - 1;
     }
     return lo;
   }
 
-  /** The leaves in key order, for flushes and region splits. Read-only. */
-  leafArrays(): readonly Leaf[] {
-    return this.leaves;
+  /** First index in `leaf` whose key >= the key. */
+  private lowerBound(leaf: Leaf, p1: number, p2: number, b: Uint8Array, bs: number, be: number): number {
+    let lo = 0;
+    let hi = leaf.n;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.cmpAt(leaf, mid, p1, p2, b, bs, be) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /**
+   * Appends the entries of leaf `li` in key order to `w` as [uvarint keyLen][key][uvarint
+   * valueLen][value] (the flush job's input, core/lsm/jobs.ts); returns how many.
+   */
+  writeLeaf(li: number, w: ByteWriter): number {
+    const leaf = this.leaves[li]!;
+    const { loc } = leaf;
+    const slabs = this.arena.slabs;
+    const n = leaf.n;
+    for (let i = 0; i < n; i++) {
+      const j = 4 * i;
+      const kl = loc[j + 2]!;
+      const vl = loc[j + 3]!;
+      w.uvarint(kl);
+      w.ensure(kl + vl + 10);
+      copyBytes(w.buf, w.pos, slabs[loc[j]!]!, loc[j + 1]!, kl);
+      w.pos += kl;
+      w.uvarint(vl);
+      copyBytes(w.buf, w.pos, slabs[loc[j]!]!, loc[j + 1]! + kl, vl);
+      w.pos += vl;
+    }
+    return n;
   }
 
   iterator(): InternalIterator {
-    return new MemstoreIterator(this.leaves, this.compare);
+    return new MemstoreIterator(this.leaves, this.arena.slabs);
   }
 }
 
-function cmp(ap1: number, ap2: number, a: Uint8Array, bp1: number, bp2: number, b: Uint8Array, compare: Comparator): number {
-  if (ap1 !== bp1) return ap1 - bp1;
-  if (ap2 !== bp2) return ap2 - bp2;
-  return compare(a, b);
+/** Timestamp in the trailer at buf[t, t + 16) (internal-key.ts timestampOf, in place). */
+function tsAt(buf: Uint8Array, t: number): number {
+  const hi = ((buf[t]! << 24) | (buf[t + 1]! << 16) | (buf[t + 2]! << 8) | buf[t + 3]!) >>> 0;
+  const lo = ((buf[t + 4]! << 24) | (buf[t + 5]! << 16) | (buf[t + 6]! << 8) | buf[t + 7]!) >>> 0;
+  return MAX_TS - (hi * 0x100000000 + lo);
 }
 
-function lowerBound(leaf: Leaf, p1: number, p2: number, key: Uint8Array, compare: Comparator): number {
-  let lo = 0;
-  let hi = leaf.keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (cmp(leaf.p1[mid]!, leaf.p2[mid]!, leaf.keys[mid]!, p1, p2, key, compare) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** First index with keys[i] >= key (iterator seeks: no prefixes for arbitrary targets). */
-function lowerBoundKeys(keys: Uint8Array[], key: Uint8Array, compare: Comparator): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compare(keys[mid]!, key) < 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo;
-}
-
-/** Last index with keys[i] <= key, or -1. */
-function upperBoundMinus1(keys: Uint8Array[], key: Uint8Array, compare: Comparator): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (compare(keys[mid]!, key) <= 0) lo = mid + 1;
-    else hi = mid;
-  }
-  return lo - 1;
-}
-
-class MemstoreIterator implements InternalIterator {
-  private li = 0;
-  private i = -1;
-  private leaf: Leaf | undefined;
-  private readonly leaves: Leaf[];
-  private readonly compare: Comparator;
-
-  constructor(leaves: Leaf[], compare: Comparator) {
-    this.leaves = leaves;
-    this.compare = compare;
-  }
-
-  get valid(): boolean {
-    return this.leaf !== undefined;
-  }
-
-  private at(li: number, i: number): void {
-    const leaves = this.leaves;
-    while (li < leaves.length && i >= leaves[li]!.keys.length) {
-      li++;
-      i = 0;
-    }
-    if (li >= leaves.length) {
-      this.leaf = undefined;
-      return;
-    }
-    this.li = li;
-    this.i = i;
-    this.leaf = leaves[li];
-  }
-
-  private atBack(li: number, i: number): void {
-    const leaves = this.leaves;
-    while (li >= 0 && i < 0) {
-      li--;
-      if (li >= 0) i = leaves[li]!.keys.length - 1;
-    }
-    if (li < 0) {
-      this.leaf = undefined;
-      return;
-    }
-    this.li = li;
-    this.i = i;
-    this.leaf = leaves[li];
-  }
-
-  seekToFirst(): void {
-    this.at(0, 0);
-  }
-
-  seekToLast(): void {
-    const li = this.leaves.length - 1;
-    this.atBack(li, this.leaves[li]!.keys.length - 1);
-  }
-
-  seek(target: Uint8Array): void {
-    const leaves = this.leaves;
-    // First leaf whose last key >= target.
-    let lo = 0;
-    let hi = leaves.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      const ks = leaves[mid]!.keys;
-      if (ks.length === 0 || this.compare(ks[ks.length - 1]!, target) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    if (lo >= leaves.length) {
-      this.leaf = undefined;
-      return;
-    }
-    this.at(lo, lowerBoundKeys(leaves[lo]!.keys, target, this.compare));
-  }
-
-  seekForPrev(target: Uint8Array): void {
-    const leaves = this.leaves;
-    // Last leaf whose first key <= target.
-    let lo = -1;
-    let hi = leaves.length - 1;
-    while (lo < hi) {
-      const mid = (lo + hi + 1) >>> 1;
-      const first = leaves[mid]!.keys[0];
-      if (first !== undefined && this.compare(first, target) <= 0) lo = mid;
-      else hi = mid - 1;
-    }
-    if (lo < 0) {
-      this.leaf = undefined;
-      return;
-    }
-    this.atBack(lo, upperBoundMinus1(leaves[lo]!.keys, target, this.compare));
-  }
-
-  next(): void {
-    this.at(this.li, this.i + 1);
-  }
-
-  prev(): void {
-    this.atBack(this.li, this.i - 1);
-  }
-
-  key(): Uint8Array {
-    return this.leaf!.keys[this.i]!;
-  }
-
-  value(): Uint8Array {
-    return this.leaf!.values[this.i]!;
-  }
-
-  error(): Error | undefined {
-    return undefined;
-  }
-
-  close(): void {
-    this.leaf = undefined;
-  }
+/** Sequence number in the trailer at buf[t, t + 16) (internal-key.ts seqOf, in place). */
+function seqAt(buf: Uint8Array, t: number): number {
+  const hi = ((buf[t + 8]! << 24) | (buf[t + 9]! << 16) | (buf[t + 10]! << 8) | buf[t + 11]!) >>> 0;
+  const lo = (buf[t + 12]! << 16) | (buf[t + 13]! << 8) | buf[t + 14]!;
+  return MAX_SEQ - (hi * 0x1000000 + lo);
 }

@@ -97,7 +97,7 @@ export class Region {
     this.end = end;
     this.files = files;
     this.flushedSeq = flushedSeq;
-    this.active = new Memstore(undefined, nowMs);
+    this.active = new Memstore(nowMs);
     this.lastMajorCompactionMs = nowMs;
   }
 

@@ -1,7 +1,7 @@
 /**
  * Write batches: the WAL record payload for one mutate() on one table, and the source of
- * memstore entries (which are views into the payload, so a cell is copied exactly once on
- * its way in). Format: core/FORMAT.md, "Write batch".
+ * memstore entries (the memstore copies each key and value from the payload by offset into
+ * its slabs; no per-cell views). Format: core/FORMAT.md, "Write batch".
  *
  *   [u8 tag = 1][u32 tableId][u32 count] then count x [uvarint keyLen][key][uvarint valueLen][value]
  *
@@ -22,9 +22,12 @@ export interface EncodedBatch {
   readonly count: number;
   readonly firstSeq: number;
   readonly lastSeq: number;
-  readonly keys: Uint8Array[];
-  readonly values: Uint8Array[];
-  /** Index into keys of the first entry of each RowMutation (rows[i] -> rowStart[i]). */
+  /**
+   * Where entry i is in `payload`: [4i] key offset, [4i+1] key length, [4i+2] value offset,
+   * [4i+3] value length (Memstore.addFrom).
+   */
+  readonly entries: Uint32Array;
+  /** Index of the first entry of each RowMutation (rows[i] -> rowStart[i]). */
   readonly rowStart: number[];
 }
 
@@ -51,8 +54,7 @@ export function encodeBatch(tableId: number, rows: readonly RowMutation[], first
   dv.setUint32(1, tableId);
   dv.setUint32(5, count);
   let o = 9;
-  const keys: Uint8Array[] = new Array(count);
-  const values: Uint8Array[] = new Array(count);
+  const entries = new Uint32Array(4 * count);
   const rowStart: number[] = new Array(rows.length);
   let i = 0;
   for (let r = 0; r < rows.length; r++) {
@@ -88,15 +90,17 @@ export function encodeBatch(tableId: number, rows: readonly RowMutation[], first
       o = putUvarint(buf, o, kl);
       const ko = o;
       o = writeInternalKey(buf, o, row.key, family, qualifier, ts, firstSeq + i, kind);
-      keys[i] = buf.subarray(ko, o);
+      entries[4 * i] = ko;
+      entries[4 * i + 1] = o - ko;
       o = putUvarint(buf, o, value.length);
       buf.set(value, o);
-      values[i] = buf.subarray(o, o + value.length);
+      entries[4 * i + 2] = o;
+      entries[4 * i + 3] = value.length;
       o += value.length;
       i++;
     }
   }
-  return { payload: buf, count, firstSeq, lastSeq: firstSeq + count - 1, keys, values, rowStart };
+  return { payload: buf, count, firstSeq, lastSeq: firstSeq + count - 1, entries, rowStart };
 }
 
 function putUvarint(buf: Uint8Array, o: number, v: number): number {

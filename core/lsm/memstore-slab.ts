@@ -1,0 +1,158 @@
+/**
+ * The memstore's storage: slabs that entry bytes are appended to, the leaves of its sorted
+ * index (numbers only, in typed arrays), and the key comparisons on bytes in place. See
+ * memstore.ts for the structure as a whole.
+ *
+ * An entry is stored once, as its key bytes followed by its value bytes, at (slab, offset)
+ * in a `SlabArena`; a leaf holds, per entry, where it is and its row-prefix numbers. No
+ * per-entry JS object exists: views are made only when a reader asks (memstore-iterator.ts).
+ */
+import { compareRange } from '../api/bytes.js';
+import { TRAILER_BYTES } from './internal-key.js';
+
+/** Entries per leaf: a sorted run the inserts shift with `copyWithin`. */
+export const LEAF_MAX = 256;
+/** Default slab sizes: the first slab of a memstore, doubling up to the largest. */
+export const SLAB_MIN_BYTES = 16 << 10;
+export const SLAB_MAX_BYTES = 1 << 20;
+
+/** Longest copy done by a loop instead of `TypedArray#set` (which has a fixed cost). */
+const SHORT_COPY = 48;
+
+export function copyBytes(dst: Uint8Array, d: number, src: Uint8Array, s: number, n: number): void {
+  if (n <= SHORT_COPY) {
+    for (let i = 0; i < n; i++) dst[d + i] = src[s + i]!;
+  } else {
+    dst.set(src.subarray(s, s + n), d);
+  }
+}
+
+/**
+ * Append-only byte storage. Slabs grow from `minBytes` to `maxBytes` (a memstore that
+ * stays small holds little memory); an entry of a quarter of the next slab or more gets a
+ * slab of its own, so the space a slab leaves unused at its end stays under a quarter of
+ * it. Bytes, once written, never change: views of them stay valid for the arena's life.
+ */
+export class SlabArena {
+  readonly slabs: Uint8Array[] = [];
+  /** Bytes of all slabs (capacity, not use). */
+  allocatedBytes = 0;
+  /** Where the last `reserve` put its bytes. */
+  slab = 0;
+  offset = 0;
+  private cur = -1;
+  private pos = 0;
+  private nextBytes: number;
+  private readonly maxBytes: number;
+
+  constructor(minBytes = SLAB_MIN_BYTES, maxBytes = SLAB_MAX_BYTES) {
+    this.nextBytes = minBytes;
+    this.maxBytes = maxBytes;
+  }
+
+  /** Reserves `n` bytes; they are at `slabs[this.slab]`, from `this.offset`. */
+  reserve(n: number): void {
+    if (this.cur >= 0 && this.pos + n <= this.slabs[this.cur]!.length) {
+      this.slab = this.cur;
+      this.offset = this.pos;
+      this.pos += n;
+      return;
+    }
+    if (n * 4 >= this.nextBytes) {
+      // Large entry: a slab of its own; the current slab keeps taking small ones.
+      this.slab = this.push(n);
+      this.offset = 0;
+      return;
+    }
+    this.cur = this.push(this.nextBytes);
+    if (this.nextBytes < this.maxBytes) this.nextBytes = Math.min(this.maxBytes, this.nextBytes * 2);
+    this.slab = this.cur;
+    this.offset = 0;
+    this.pos = n;
+  }
+
+  private push(bytes: number): number {
+    this.slabs.push(new Uint8Array(bytes));
+    this.allocatedBytes += bytes;
+    return this.slabs.length - 1;
+  }
+}
+
+/**
+ * A sorted run of at most LEAF_MAX entries. Per entry i: `loc[4i..4i+3]` = slab index, key
+ * offset, key length, value length (the value follows the key); `pre[2i]`, `pre[2i+1]` =
+ * the key's row-prefix numbers (rowPrefixAt).
+ */
+export class Leaf {
+  n = 0;
+  readonly loc = new Uint32Array(LEAF_MAX * 4);
+  readonly pre = new Float64Array(LEAF_MAX * 2);
+
+  /** Inserts at `pos` (0..n), shifting later entries. REQUIRES: n < LEAF_MAX. */
+  insert(pos: number, slab: number, off: number, klen: number, vlen: number, p1: number, p2: number): void {
+    const n = this.n;
+    const loc = this.loc;
+    const pre = this.pre;
+    if (pos < n) {
+      loc.copyWithin(4 * pos + 4, 4 * pos, 4 * n);
+      pre.copyWithin(2 * pos + 2, 2 * pos, 2 * n);
+    }
+    const j = 4 * pos;
+    loc[j] = slab;
+    loc[j + 1] = off;
+    loc[j + 2] = klen;
+    loc[j + 3] = vlen;
+    pre[2 * pos] = p1;
+    pre[2 * pos + 1] = p2;
+    this.n = n + 1;
+  }
+
+  /** Moves entries [from, n) into a new leaf and returns it. */
+  splitOff(from: number): Leaf {
+    const right = new Leaf();
+    const n = this.n;
+    right.loc.set(this.loc.subarray(4 * from, 4 * n));
+    right.pre.set(this.pre.subarray(2 * from, 2 * n));
+    right.n = n - from;
+    this.n = from;
+    return right;
+  }
+}
+
+/**
+ * Row bytes [from, from + 6) of the internal key at buf[o..], zero padded, as an exact
+ * integer: ordering these first gives the same order as the rows' bytes (a zero pad never
+ * exceeds a real byte, and equal prefixes fall through to the full comparison). Comparing
+ * two numbers instead of two byte strings avoids touching the keys' memory on most steps
+ * of a binary search, which is what random inserts into a large memstore spend their time
+ * on (cache misses). REQUIRES: the row's bytes are within buf.
+ */
+export function rowPrefixAt(buf: Uint8Array, o: number, from: number): number {
+  const rl = (buf[o]! << 8) | buf[o + 1]!;
+  const end = from + 6 < rl ? from + 6 : rl;
+  let v = 0;
+  let i = from;
+  for (; i < end; i++) v = v * 256 + buf[o + 2 + i]!;
+  for (; i < from + 6; i++) v *= 256;
+  return v;
+}
+
+/**
+ * compareInternalKeys on two keys in place: a[as, ae) and b[bs, be). Same sign (not
+ * necessarily the same value). REQUIRES: both are well-formed internal keys.
+ */
+export function compareKeyRanges(a: Uint8Array, as: number, ae: number, b: Uint8Array, bs: number, be: number): number {
+  const fa = as + 2 + ((a[as]! << 8) | a[as + 1]!);
+  const fb = bs + 2 + ((b[bs]! << 8) | b[bs + 1]!);
+  let c = compareRange(a, as + 2, fa, b, bs + 2, fb);
+  if (c !== 0) return c;
+  const qa = fa + 1 + a[fa]!;
+  const qb = fb + 1 + b[fb]!;
+  c = compareRange(a, fa + 1, qa, b, fb + 1, qb);
+  if (c !== 0) return c;
+  const ta = ae - TRAILER_BYTES;
+  const tb = be - TRAILER_BYTES;
+  c = compareRange(a, qa, ta, b, qb, tb);
+  if (c !== 0) return c;
+  return compareRange(a, ta, ae, b, tb, be);
+}
