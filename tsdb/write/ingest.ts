@@ -31,7 +31,7 @@ import type { UidTable } from '../uid/uid-table.js';
 import { TwoGenCache } from '../uid/two-gen-cache.js';
 import { validatePointValue, validateSeries } from './data-point.js';
 import type { IncomingPoint } from './data-point.js';
-import { WriteGroup } from './write-group.js';
+import { WriteGroup, newSeriesEntry } from './write-group.js';
 import type { SeriesEntry } from './write-group.js';
 
 export interface IngestDeps {
@@ -71,15 +71,38 @@ export interface IngestStats {
 }
 
 /**
- * Points whose series the caller already resolved (the telnet fast path): validated, in
- * parallel arrays. Written in the same group and with the same call order as the points.
+ * Points whose series the caller already resolved (the telnet and JSON fast paths),
+ * validated, in columns sized for the call (no growth, no object per point), and where
+ * they fall among the call's other points: known point i comes after `generalBefore[i]`
+ * of them, so the call's points join the group in the order they came (the later of two
+ * points with one series and timestamp wins).
  */
-export interface KnownSeriesPoints {
-  readonly count: number;
-  readonly entries: readonly SeriesEntry[];
-  readonly timestamps: readonly number[];
-  readonly values: readonly number[];
-  readonly ints: readonly boolean[];
+export class KnownSeriesPoints {
+  count = 0;
+  readonly entries: SeriesEntry[];
+  readonly timestamps: Float64Array;
+  readonly values: Float64Array;
+  readonly ints: Uint8Array;
+  readonly generalBefore: Int32Array;
+
+  /** `capacity`: the most points add() will be called with. */
+  constructor(capacity: number) {
+    this.entries = new Array<SeriesEntry>(capacity);
+    this.timestamps = new Float64Array(capacity);
+    this.values = new Float64Array(capacity);
+    this.ints = new Uint8Array(capacity);
+    this.generalBefore = new Int32Array(capacity);
+  }
+
+  /** A point of series `e`, after `generalBefore` of the call's other points. */
+  add(e: SeriesEntry, timestamp: number, value: number, isInt: boolean, generalBefore: number): void {
+    const i = this.count++;
+    this.entries[i] = e;
+    this.timestamps[i] = timestamp;
+    this.values[i] = value;
+    this.ints[i] = isInt ? 1 : 0;
+    this.generalBefore[i] = generalBefore;
+  }
 }
 
 /** Groups being written at once; more calls wait in the next group. */
@@ -142,23 +165,16 @@ export class Ingestor {
       const entries = points.length === 0 ? [] : await this.resolveSeries(points, outcomes);
       const group = this.group ??= new WriteGroup(this.deps.widths);
       let queued = 0;
+      let g = 0;
       if (known !== undefined) {
-        for (let i = 0; i < known.count; i++) group.addRaw(known.entries[i]!, known.timestamps[i]!, known.values[i]!, known.ints[i]!, undefined, seq);
+        const { entries: ke, timestamps, values, ints, generalBefore } = known;
+        for (let i = 0; i < known.count; i++) {
+          for (const before = generalBefore[i]!; g < before; g++) if (this.addPoint(group, entries[g], points[g]!, g, outcomes, seq)) queued++;
+          group.addRaw(ke[i]!, timestamps[i]!, values[i]!, ints[i] === 1, undefined, seq);
+        }
         queued += known.count;
       }
-      for (let i = 0; i < points.length; i++) {
-        const e = entries[i];
-        if (e === undefined) continue;
-        const p = points[i]!;
-        try {
-          validatePointValue(p);
-        } catch (err) {
-          outcomes[i] = err as TsdbError;
-          continue;
-        }
-        group.add(e, p, seq);
-        queued++;
-      }
+      for (; g < points.length; g++) if (this.addPoint(group, entries[g], points[g]!, g, outcomes, seq)) queued++;
       if (queued > 0) {
         group.requireDurability(opts.durability ?? this.deps.config.durability);
         const done = group.done;
@@ -176,6 +192,19 @@ export class Ingestor {
         for (const f of w) f();
       }
     }
+  }
+
+  /** Adds point i of a call to the group unless its series or value was rejected (outcome set). */
+  private addPoint(group: WriteGroup, e: SeriesEntry | undefined, p: IncomingPoint, i: number, outcomes: PointOutcome[], seq: number): boolean {
+    if (e === undefined) return false;
+    try {
+      validatePointValue(p);
+    } catch (err) {
+      outcomes[i] = err as TsdbError;
+      return false;
+    }
+    group.add(e, p, seq);
+    return true;
   }
 
   stats(): IngestStats {
@@ -294,7 +323,7 @@ export class Ingestor {
       return pair;
     }));
     this.created++;
-    return { template: encodeSeriesKey(widths, metricId, pairs), lastBase: -1, dirty: undefined, groupId: -1, points: [] };
+    return newSeriesEntry(encodeSeriesKey(widths, metricId, pairs));
   }
 }
 

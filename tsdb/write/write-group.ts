@@ -5,7 +5,7 @@
  */
 import type { Durability, RowMutation } from '../../core/api/store.js';
 import { writeMsQualifier, writeSecondQualifier } from '../schema/qualifier.js';
-import { patchBaseTime } from '../schema/row-key.js';
+import { writeBaseTimeAt } from '../schema/row-key.js';
 import { valueLengthOfFlags, writeValue } from '../schema/value.js';
 import type { SchemaWidths } from '../schema/widths.js';
 import { DATA_FAMILY } from '../tables.js';
@@ -19,10 +19,57 @@ export interface SeriesEntry {
   readonly template: Uint8Array;
   lastBase: number;
   dirty: DirtyMark | undefined;
-  /** The group whose point indices `points` holds. */
+  /** The group whose points `first`/`last` link (WriteGroup's `next` column). */
   groupId: number;
-  points: number[];
+  /** Index of this series' first and last point in that group. */
+  first: number;
+  last: number;
 }
+
+/** A fresh entry for a series whose row key template is `template`. */
+export function newSeriesEntry(template: Uint8Array): SeriesEntry {
+  return { template, lastBase: -1, dirty: undefined, groupId: -1, first: -1, last: -1 };
+}
+
+/**
+ * A group's points in columns: typed arrays, grown by doubling and reused by the next
+ * group once build() has copied the points into cells (the store never sees them).
+ */
+class PointColumns {
+  /** Point time in ms. */
+  ms = new Float64Array(1024);
+  values = new Float64Array(1024);
+  seqs = new Float64Array(1024);
+  /** FLAG_INT | FLAG_MS_QUALIFIER */
+  flags = new Uint8Array(1024);
+  /** The next point of the same series in this group, or -1. */
+  next = new Int32Array(1024);
+  /** Scratch for build(): one series' point indices in write order. */
+  order = new Int32Array(1024);
+
+  grow(): void {
+    const n = this.ms.length * 2;
+    this.ms = grown(this.ms, new Float64Array(n));
+    this.values = grown(this.values, new Float64Array(n));
+    this.seqs = grown(this.seqs, new Float64Array(n));
+    this.flags = grown(this.flags, new Uint8Array(n));
+    this.next = grown(this.next, new Int32Array(n));
+    this.order = new Int32Array(n);
+  }
+}
+
+function grown<T extends Float64Array | Uint8Array | Int32Array>(old: T, to: T): T {
+  to.set(old);
+  return to;
+}
+
+const FLAG_INT = 1;
+const FLAG_MS_QUALIFIER = 2;
+/** Column sets not in use; at most MAX_POOLED kept (groups in flight + the one filling). */
+const pool: PointColumns[] = [];
+const MAX_POOLED = 4;
+/** Row keys of a group are views of slabs this big (no ArrayBuffer per row). */
+const KEY_SLAB_BYTES = 16 * 1024;
 
 let nextGroupId = 0;
 
@@ -32,17 +79,14 @@ export class WriteGroup {
   readonly done: Promise<void>;
   private readonly widths: SchemaWidths;
   private readonly entries: SeriesEntry[] = [];
-  private readonly ms: number[] = [];
-  private readonly values: number[] = [];
-  private readonly ints: boolean[] = [];
-  /** 1 where the point came with a millisecond timestamp (a 4-byte qualifier). */
-  private readonly msQual: boolean[] = [];
-  private readonly seqs: number[] = [];
+  private cols: PointColumns | undefined;
+  private count = 0;
   private bigs: Map<number, bigint> | undefined;
   private settle: { resolve: () => void; reject: (e: Error) => void } | undefined;
 
   constructor(widths: SchemaWidths) {
     this.widths = widths;
+    this.cols = pool.pop() ?? new PointColumns();
     this.done = new Promise<void>((resolve, reject) => {
       this.settle = { resolve, reject };
     });
@@ -51,7 +95,7 @@ export class WriteGroup {
   }
 
   get size(): number {
-    return this.ms.length;
+    return this.count;
   }
 
   requireDurability(d: Durability): void {
@@ -65,47 +109,58 @@ export class WriteGroup {
 
   /** add() with the point's fields passed one by one (the telnet fast path has no point object). */
   addRaw(e: SeriesEntry, t: number, value: number, isInt: boolean, big: bigint | undefined, seq: number): void {
-    const i = this.ms.length;
+    let c = this.cols;
+    if (c === undefined) throw new Error('BUG: point added to a write group after build()');
+    const i = this.count++;
+    if (i === c.ms.length) c.grow();
+    c = this.cols!;
     const isMs = t > MAX_SECOND_TIMESTAMP;
-    this.ms.push(isMs ? t : t * 1000);
-    this.values.push(value);
-    this.ints.push(isInt);
-    this.msQual.push(isMs);
-    this.seqs.push(seq);
+    c.ms[i] = isMs ? t : t * 1000;
+    c.values[i] = value;
+    c.seqs[i] = seq;
+    c.flags[i] = (isInt ? FLAG_INT : 0) | (isMs ? FLAG_MS_QUALIFIER : 0);
+    c.next[i] = -1;
     if (big !== undefined) (this.bigs ??= new Map()).set(i, big);
     if (e.groupId !== this.id) {
       e.groupId = this.id;
-      e.points = [i];
+      e.first = i;
       this.entries.push(e);
     } else {
-      e.points.push(i);
+      c.next[e.last] = i;
     }
+    e.last = i;
   }
 
   /**
    * One RowMutation per (series, hour): a put versioned `ts`. `onRowWritten` is told of
-   * rows a series had not written since it was last compacted.
+   * rows a series had not written since it was last compacted. The point columns go back
+   * to the pool: no point may be added after this.
    */
   build(ts: number, now: number, onRowWritten?: (key: Uint8Array, base: number, now: number) => DirtyMark): RowMutation[] {
+    const c = this.cols;
+    if (c === undefined) throw new Error('BUG: write group built twice');
     const rows: RowMutation[] = [];
     const baseOffset = this.widths.saltWidth + this.widths.metric;
+    const { ms, values, flags: pflags } = c;
     // One buffer for all qualifiers and values of the group: 4 + 8 bytes per point at most, plus meta bytes.
-    const buf = new Uint8Array(this.ms.length * 13);
+    const buf = new Uint8Array(this.count * 13);
     let at = 0;
+    let slab = new Uint8Array(KEY_SLAB_BYTES);
+    let kat = 0;
     for (const e of this.entries) {
-      const idx = this.ordered(e.points);
+      const n = this.ordered(c, e);
+      const idx = c.order;
       let start = 0;
-      while (start < idx.length) {
-        const base = hourOf(this.ms[idx[start]!]!);
+      while (start < n) {
+        const base = hourOf(ms[idx[start]!]!);
         let end = start + 1;
-        while (end < idx.length && hourOf(this.ms[idx[end]!]!) === base) end++;
+        while (end < n && hourOf(ms[idx[end]!]!) === base) end++;
         const baseMs = base * 1000;
         const qStart = at;
         let anyMs = false;
         let anyS = false;
         for (let k = start; k < end; k++) {
-          const i = idx[k]!;
-          if (this.msQual[i]) {
+          if ((pflags[idx[k]!]! & FLAG_MS_QUALIFIER) !== 0) {
             anyMs = true;
             at += 4;
           } else {
@@ -118,25 +173,37 @@ export class WriteGroup {
         let q = qStart;
         for (let k = start; k < end; k++) {
           const i = idx[k]!;
-          const flags = writeValue(buf, at, this.values[i]!, this.ints[i]!, this.bigs?.get(i));
+          const f = pflags[i]!;
+          const flags = writeValue(buf, at, values[i]!, (f & FLAG_INT) !== 0, this.bigs?.get(i));
           at += valueLengthOfFlags(flags);
-          const off = this.ms[i]! - baseMs;
-          if (this.msQual[i]) q += writeMsQualifier(buf, q, off, flags);
+          const off = ms[i]! - baseMs;
+          if ((f & FLAG_MS_QUALIFIER) !== 0) q += writeMsQualifier(buf, q, off, flags);
           else q += writeSecondQualifier(buf, q, off / 1000, flags);
         }
         if (end - start > 1) buf[at++] = anyMs && anyS ? 1 : 0;
         const value = buf.subarray(vStart, at);
-        const key = patchBaseTime(e.template, baseOffset, base);
+        const t = e.template;
+        if (kat + t.length > slab.length) {
+          slab = new Uint8Array(Math.max(KEY_SLAB_BYTES, t.length));
+          kat = 0;
+        }
+        slab.set(t, kat);
+        writeBaseTimeAt(slab, kat + baseOffset, base);
+        const key = slab.subarray(kat, kat + t.length);
+        kat += t.length;
         rows.push({ key, mutations: [{ type: 'put', family: DATA_FAMILY, qualifier, value, timestamp: ts }] });
         if (base !== e.lastBase || e.dirty === undefined || !e.dirty.live) {
           e.lastBase = base;
-          e.dirty = onRowWritten?.(key, base, now);
+          // A copy: the tracker keeps it past the group, and a view would pin the slab.
+          e.dirty = onRowWritten?.(key.slice(), base, now);
         } else {
           e.dirty.lastWriteMs = now;
         }
         start = end;
       }
     }
+    this.cols = undefined;
+    if (pool.length < MAX_POOLED) pool.push(c);
     return rows;
   }
 
@@ -149,27 +216,32 @@ export class WriteGroup {
   }
 
   /**
-   * The point indices of one series in ascending ms order, one per ms: the point of the
-   * latest call wins, and within a call the later point. Already ordered in the common case.
+   * Puts the point indices of series `e` into c.order in ascending ms order, one per ms,
+   * and returns how many: the point of the latest call wins, and within a call the later
+   * point. Already ordered in the common case.
    */
-  private ordered(points: number[]): number[] {
+  private ordered(c: PointColumns, e: SeriesEntry): number {
+    const { ms, next, order } = c;
+    let n = 0;
     let sorted = true;
-    for (let k = 1; k < points.length; k++) {
-      if (this.ms[points[k]!]! <= this.ms[points[k - 1]!]!) {
-        sorted = false;
-        break;
-      }
+    let prev = -Infinity;
+    for (let i = e.first; i !== -1; i = next[i]!) {
+      const t = ms[i]!;
+      if (t <= prev) sorted = false;
+      prev = t;
+      order[n++] = i;
     }
-    if (sorted) return points;
-    const byTime = [...points].sort((a, b) => this.ms[a]! - this.ms[b]! || this.seqs[a]! - this.seqs[b]! || a - b);
-    const out: number[] = [];
+    if (sorted) return n;
+    const seqs = c.seqs;
+    const byTime = Array.from(order.subarray(0, n)).sort((a, b) => ms[a]! - ms[b]! || seqs[a]! - seqs[b]! || a - b);
+    let m = 0;
     for (let k = 0; k < byTime.length; k++) {
       const i = byTime[k]!;
-      const next = byTime[k + 1];
-      if (next !== undefined && this.ms[next] === this.ms[i]) continue; // a later write of the same ms follows
-      out.push(i);
+      const nx = byTime[k + 1];
+      if (nx !== undefined && ms[nx] === ms[i]) continue; // a later write of the same ms follows
+      order[m++] = i;
     }
-    return out;
+    return m;
   }
 }
 

@@ -4,6 +4,7 @@ import { parsePutWords } from '../../../tsdb/write/line-parser.js';
 import { newFastPut, parsePutFast } from '../../../tsdb/write/put-line-fast.js';
 import { SeriesByteCache } from '../../../tsdb/write/series-byte-cache.js';
 import { putWords } from '../../../tsdb/server/telnet/line-splitter.js';
+import { newSeriesEntry } from '../../../tsdb/write/write-group.js';
 import type { SeriesEntry } from '../../../tsdb/write/write-group.js';
 
 const seed = Number(process.env.TEST_SEED ?? 11);
@@ -59,7 +60,7 @@ describe('put line fast path', () => {
 
   it('finds series by their bytes, never by hash alone', () => {
     const cache = new SeriesByteCache(3);
-    const entry = (n: number): SeriesEntry => ({ template: Uint8Array.of(n), lastBase: 0, dirty: undefined, groupId: 0, points: [] });
+    const entry = (n: number): SeriesEntry => newSeriesEntry(Uint8Array.of(n));
     const a = Buffer.from('put m 1 1 host=a');
     const b = Buffer.from('put m 1 1 host=b');
     const fa = newFastPut();
@@ -77,5 +78,72 @@ describe('put line fast path', () => {
       cache.set(c, fa.metricStart, fa.metricEnd, fa.tagsStart, fa.tagsEnd, entry(3 + i));
     }
     expect(cache.size).toBeLessThanOrEqual(3);
+  });
+
+  it('parses a line inside a larger buffer by offset exactly as the line alone, mangled lines too', () => {
+    const r = new Random(seed + 1);
+    const fast = newFastPut();
+    const alone = newFastPut();
+    const junk = '0123456789 .e-+=\t\rxput';
+    let accepted = 0;
+    for (let i = 0; i < 20000; i++) {
+      let line = `put sys.cpu.user ${1356998400 + r.int(1e6)} ${randomValue(r)} host=web${r.int(5)} dc=x`;
+      // Mangle: delete, duplicate or replace a few characters (spaces, digits and dots included).
+      for (let m = r.int(3); m > 0; m--) {
+        const at = r.int(line.length);
+        const c = junk[r.int(junk.length)]!;
+        line = r.chance(0.3) ? line.slice(0, at) + line.slice(at + 1) : r.chance(0.5) ? line.slice(0, at) + c + line.slice(at) : line.slice(0, at) + c + line.slice(at + 1);
+      }
+      // The session sends only lines of `put` and a blank here (isPutLine).
+      if (!/^put[ \t]/.test(line)) continue;
+      const bytes = Buffer.from(line, 'latin1');
+      // The same bytes with digits, blanks and dots around them, which must not be read.
+      const before = Buffer.from(Array.from({ length: r.int(20) }, () => junk[r.int(junk.length)]!).join(''), 'latin1');
+      const after = Buffer.from(Array.from({ length: r.int(20) }, () => junk[r.int(junk.length)]!).join(''), 'latin1');
+      const big = Buffer.concat([before, bytes, after]);
+      const s0 = before.length;
+      const okAlone = parsePutFast(bytes, 0, bytes.length, alone);
+      const ok = parsePutFast(big, s0, s0 + bytes.length, fast);
+      expect(ok, JSON.stringify(line)).toBe(okAlone);
+      if (!ok) continue;
+      accepted++;
+      expect([fast.metricStart - s0, fast.metricEnd - s0, fast.tagsStart - s0, fast.tagsEnd - s0], line)
+        .toEqual([alone.metricStart, alone.metricEnd, alone.tagsStart, alone.tagsEnd]);
+      expect(Object.is(fast.value, alone.value) && fast.isInt === alone.isInt && fast.timestamp === alone.timestamp, line).toBe(true);
+      // What it accepts and the general parser accepts too, both read the same way (names are
+      // validated later, by the general path, before a series is cached).
+      let general;
+      try {
+        general = parsePutWords(putWords(bytes));
+      } catch {
+        continue;
+      }
+      expect(Object.is(fast.value, general.value) && fast.isInt === general.isInt && fast.timestamp === general.timestamp, line).toBe(true);
+    }
+    expect(accepted).toBeGreaterThan(5000);
+  });
+
+  it('finds a series by the same bytes at any offset of any buffer, and only by them', () => {
+    const r = new Random(seed + 2);
+    const cache = new SeriesByteCache(1 << 20);
+    const fast = newFastPut();
+    const names: string[] = [];
+    for (let i = 0; i < 3000; i++) names.push(`m${r.int(5)}.x ${1 + r.int(100)} 1 host=h${i % 700} dc=d${r.int(3)}${'k=v'.repeat(r.int(3))}`);
+    const byName = new Map<string, SeriesEntry>();
+    for (let i = 0; i < 20000; i++) {
+      const name = names[r.int(names.length)]!;
+      const pad = ' '.repeat(r.int(9));
+      const line = Buffer.from(`${pad}put ${name}${' '.repeat(r.int(3))}`);
+      expect(parsePutFast(line, pad.length, line.length, fast)).toBe(true);
+      const key = line.toString('latin1', fast.metricStart, fast.metricEnd) + ' ' + line.toString('latin1', fast.tagsStart, fast.tagsEnd);
+      const got = cache.get(line, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd);
+      expect(got).toBe(byName.get(key));
+      if (got === undefined) {
+        const e = newSeriesEntry(Buffer.from(key));
+        cache.set(line, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd, e);
+        byName.set(key, e);
+      }
+    }
+    expect(cache.size).toBe(byName.size);
   });
 });

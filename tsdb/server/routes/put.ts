@@ -24,7 +24,7 @@ import { RawJson, jsonBody } from '../body-parsers.js';
 import { scanPutJson } from '../../write/put-json-fast.js';
 import type { JsonPutScan } from '../../write/put-json-fast.js';
 import { SeriesByteCache } from '../../write/series-byte-cache.js';
-import type { SeriesEntry } from '../../write/write-group.js';
+import { KnownSeriesPoints } from '../../write/ingest.js';
 
 interface PutQuery {
   readonly summary?: string;
@@ -95,7 +95,7 @@ async function writeObjects(tsdb: Tsdb, raw: readonly unknown[], opts: { durabil
  * cache their series).
  */
 async function writeScanned(tsdb: Tsdb, cache: SeriesByteCache, bytes: Buffer, scan: JsonPutScan, opts: { durability?: 'sync' }): Promise<PointError[]> {
-  const known = { count: 0, entries: [] as SeriesEntry[], timestamps: [] as number[], values: [] as number[], ints: [] as boolean[] };
+  const known = new KnownSeriesPoints(scan.count);
   const errors: PointError[] = [];
   const points: IncomingPoint[] = [];
   const objects: unknown[] = [];
@@ -104,11 +104,7 @@ async function writeScanned(tsdb: Tsdb, cache: SeriesByteCache, bytes: Buffer, s
     if (scan.fast[k]) {
       const e = cache.get(bytes, scan.metricStart[k]!, scan.metricEnd[k]!, scan.tagsStart[k]!, scan.tagsEnd[k]!);
       if (e !== undefined) {
-        known.entries.push(e);
-        known.timestamps.push(scan.timestamp[k]!);
-        known.values.push(scan.value[k]!);
-        known.ints.push(scan.isInt[k]!);
-        known.count++;
+        known.add(e, scan.timestamp[k]!, scan.value[k]!, scan.isInt[k]!, points.length);
         continue;
       }
     }
@@ -122,6 +118,7 @@ async function writeScanned(tsdb: Tsdb, cache: SeriesByteCache, bytes: Buffer, s
       errors.push({ index: k, datapoint: o, error: err.message });
     }
   }
+  cache.releaseView(); // the body is not kept past the request
   const outcomes = await tsdb.ingest.write(points, opts, known);
   for (let i = 0; i < outcomes.length; i++) {
     const o = outcomes[i];
@@ -133,6 +130,7 @@ async function writeScanned(tsdb: Tsdb, cache: SeriesByteCache, bytes: Buffer, s
       if (e !== undefined) cache.set(bytes, scan.metricStart[k]!, scan.metricEnd[k]!, scan.tagsStart[k]!, scan.tagsEnd[k]!, e);
     }
   }
+  cache.releaseView();
   return errors.sort((a, b) => a.index - b.index);
 }
 

@@ -13,10 +13,10 @@ import { TsdbError } from '../../errors.js';
 import type { Tsdb } from '../../tsdb.js';
 import { VERSION } from '../../version.js';
 import type { IncomingPoint } from '../../write/data-point.js';
+import { KnownSeriesPoints } from '../../write/ingest.js';
 import { parsePutWords } from '../../write/line-parser.js';
 import { newFastPut, parsePutFast } from '../../write/put-line-fast.js';
 import { SeriesByteCache } from '../../write/series-byte-cache.js';
-import type { SeriesEntry } from '../../write/write-group.js';
 import { putWords } from './line-splitter.js';
 import type { TelnetBackend } from './telnet-backend.js';
 
@@ -29,7 +29,7 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok')
       const { bufs, starts, ends } = batch;
       let replies: (string | undefined)[] | undefined;
       // Lines of known series, parsed from the chunks by offset (put-line-fast.ts); the rest go the general way.
-      const known = { count: 0, entries: [] as SeriesEntry[], timestamps: [] as number[], values: [] as number[], ints: [] as boolean[] };
+      const known = new KnownSeriesPoints(n);
       const points: IncomingPoint[] = [];
       const origin: number[] = [];
       for (let i = 0; i < n; i++) {
@@ -37,11 +37,7 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok')
         if (parsePutFast(buf, starts[i]!, ends[i]!, fast)) {
           const e = byBytes.get(buf, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd);
           if (e !== undefined) {
-            known.entries.push(e);
-            known.timestamps.push(fast.timestamp);
-            known.values.push(fast.value);
-            known.ints.push(fast.isInt);
-            known.count++;
+            known.add(e, fast.timestamp, fast.value, fast.isInt, points.length);
             continue;
           }
         }
