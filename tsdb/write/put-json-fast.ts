@@ -17,19 +17,47 @@
 import { MAX_MS_TIMESTAMP } from './data-point.js';
 import { parseNumber } from './put-line-fast.js';
 
+/**
+ * The datapoints of a body in columns (typed arrays, possibly longer than `count`: read
+ * only [0, count)). `fast[k]` and `isInt[k]` are 1 or 0; the ranges, timestamp and value
+ * are set only where fast[k] is 1.
+ */
 export interface JsonPutScan {
   count: number;
-  objStart: number[];
-  objEnd: number[];
-  fast: boolean[];
-  metricStart: number[];
-  metricEnd: number[];
-  tagsStart: number[];
-  tagsEnd: number[];
-  timestamp: number[];
-  value: number[];
-  isInt: boolean[];
+  objStart: Int32Array;
+  objEnd: Int32Array;
+  fast: Uint8Array;
+  metricStart: Int32Array;
+  metricEnd: Int32Array;
+  tagsStart: Int32Array;
+  tagsEnd: Int32Array;
+  timestamp: Float64Array;
+  value: Float64Array;
+  isInt: Uint8Array;
 }
+
+/** Columns for about `n` datapoints. */
+function newScan(n: number): JsonPutScan {
+  return {
+    count: 0,
+    objStart: new Int32Array(n), objEnd: new Int32Array(n), fast: new Uint8Array(n),
+    metricStart: new Int32Array(n), metricEnd: new Int32Array(n), tagsStart: new Int32Array(n), tagsEnd: new Int32Array(n),
+    timestamp: new Float64Array(n), value: new Float64Array(n), isInt: new Uint8Array(n),
+  };
+}
+
+/** The columns copied into ones twice as long. */
+function grownScan(o: JsonPutScan): JsonPutScan {
+  const g = newScan(o.objStart.length * 2);
+  g.count = o.count;
+  g.objStart.set(o.objStart); g.objEnd.set(o.objEnd); g.fast.set(o.fast);
+  g.metricStart.set(o.metricStart); g.metricEnd.set(o.metricEnd); g.tagsStart.set(o.tagsStart); g.tagsEnd.set(o.tagsEnd);
+  g.timestamp.set(o.timestamp); g.value.set(o.value); g.isInt.set(o.isInt);
+  return g;
+}
+
+/** Body bytes per datapoint assumed when sizing the columns (a devops point with 8 tags is ~230). */
+const BYTES_PER_POINT_GUESS = 128;
 
 const MAX_DEPTH = 64;
 const Q = 0x22;
@@ -57,12 +85,11 @@ class Scanner {
   private readonly b: Uint8Array;
   private i = 0;
   private readonly num = { value: 0, isInt: false };
-  private readonly out: JsonPutScan = {
-    count: 0, objStart: [], objEnd: [], fast: [], metricStart: [], metricEnd: [], tagsStart: [], tagsEnd: [], timestamp: [], value: [], isInt: [],
-  };
+  private out: JsonPutScan;
 
   constructor(b: Uint8Array) {
     this.b = b;
+    this.out = newScan(Math.max(16, Math.ceil(b.length / BYTES_PER_POINT_GUESS)));
   }
 
   body(): JsonPutScan {
@@ -102,18 +129,12 @@ class Scanner {
   }
 
   private push(start: number, fast: boolean): number {
+    if (this.out.count === this.out.objStart.length) this.out = grownScan(this.out);
     const o = this.out;
     const k = o.count++;
-    o.objStart.push(start);
-    o.objEnd.push(this.i);
-    o.fast.push(fast);
-    o.metricStart.push(0);
-    o.metricEnd.push(0);
-    o.tagsStart.push(0);
-    o.tagsEnd.push(0);
-    o.timestamp.push(0);
-    o.value.push(0);
-    o.isInt.push(false);
+    o.objStart[k] = start;
+    o.objEnd[k] = this.i;
+    o.fast[k] = fast ? 1 : 0;
     return k;
   }
 
@@ -179,7 +200,7 @@ class Scanner {
       o.tagsEnd[k] = te;
       o.timestamp[k] = timestamp;
       o.value[k] = value;
-      o.isInt[k] = isInt;
+      o.isInt[k] = isInt ? 1 : 0;
     }
   }
 

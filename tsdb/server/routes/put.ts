@@ -101,10 +101,10 @@ async function writeScanned(tsdb: Tsdb, cache: SeriesByteCache, bytes: Buffer, s
   const objects: unknown[] = [];
   const origin: number[] = [];
   for (let k = 0; k < scan.count; k++) {
-    if (scan.fast[k]) {
+    if (scan.fast[k] === 1) {
       const e = cache.get(bytes, scan.metricStart[k]!, scan.metricEnd[k]!, scan.tagsStart[k]!, scan.tagsEnd[k]!);
       if (e !== undefined) {
-        known.add(e, scan.timestamp[k]!, scan.value[k]!, scan.isInt[k]!, points.length);
+        known.add(e, scan.timestamp[k]!, scan.value[k]!, scan.isInt[k] === 1, points.length);
         continue;
       }
     }
@@ -125,7 +125,7 @@ async function writeScanned(tsdb: Tsdb, cache: SeriesByteCache, bytes: Buffer, s
     const k = origin[i]!;
     if (o !== undefined) {
       errors.push({ index: k, datapoint: objects[i], error: o.message });
-    } else if (scan.fast[k]) {
+    } else if (scan.fast[k] === 1) {
       const e = tsdb.ingest.entryOf(points[i]!);
       if (e !== undefined) cache.set(bytes, scan.metricStart[k]!, scan.metricEnd[k]!, scan.tagsStart[k]!, scan.tagsEnd[k]!, e);
     }
