@@ -1,7 +1,10 @@
 /**
  * WriteGroup: the points of the calls that are written together (ingest.ts), kept in
- * flat arrays, and turned into one cell per row: a single-point cell, or an OpenTSDB
- * compacted column for several points (tsdb/SCHEMA.md "OpenTSDB compacted column").
+ * typed-array columns reused from group to group (each series' points linked through a
+ * `next` column: no object or array per point or per series), and turned into one cell
+ * per row: a single-point cell, or an OpenTSDB compacted column for several points
+ * (tsdb/SCHEMA.md "OpenTSDB compacted column"). Qualifiers and values are views of one
+ * buffer per group, row keys views of key slabs; none of them is ever reused.
  */
 import type { Durability, RowMutation } from '../../core/api/store.js';
 import { FLAG_FLOAT, writeMsQualifier, writeSecondQualifier } from '../schema/qualifier.js';

@@ -1,11 +1,13 @@
 /**
- * Framing for the telnet-style line protocol, pure and socket-free: bytes in, decoded
- * lines out, then lines into words.
+ * Framing for the telnet-style line protocol, pure and socket-free: bytes in, lines out
+ * (pushTo: `put` lines as byte ranges of the chunk, no object per line; other lines
+ * decoded), then lines into words.
  *
  * - Lines end in `\n`; one trailing `\r` is stripped (collectd sends CRLF), as OpenTSDB's
  *   LineBasedFrameDecoder does.
- * - A line is decoded as UTF-8; a line that is not valid UTF-8 is decoded as latin1 (what
- *   OpenTSDB does for every line), so no byte is silently replaced by U+FFFD.
+ * - A line other than a put is decoded as UTF-8; one that is not valid UTF-8 as latin1
+ *   (what OpenTSDB does for every line), so no byte is silently replaced by U+FFFD. Put
+ *   lines are decoded the same way only if they leave the byte-level fast path.
  * - At most `maxLineBytes` bytes (excluding the terminator) are held for one line. A longer
  *   line poisons the splitter: lines before it are still returned, then `tooLong` is set and
  *   every later push returns nothing. Input is never buffered beyond one line's limit.

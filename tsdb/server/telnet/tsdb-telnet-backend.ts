@@ -4,8 +4,9 @@
  *   put: illegal argument: <msg>   (validation)
  *   put: invalid value: <msg>      (a number that does not parse)
  *   put: unknown metric: <msg>     (auto-create off and the name has no UID)
- * Lines of series seen before take a byte-level fast path (no strings, no objects); the
- * others, and any line the fast parser declines, take the general parser.
+ * Lines of series seen before take a byte-level fast path, parsed where they lie in the
+ * received chunks (no strings, no objects); the others, and any line the fast parser
+ * declines, take the general parser. Both kinds join the write in line order.
  * Storage failures reject the batch; the session answers `put: HBase error: …` per line
  * (only when `telnetReturnErrors`, as tsd.rpc.telnet.return_errors).
  */
