@@ -9,7 +9,7 @@
 import type { InternalIterator } from '../iter/internal-iterator.js';
 import { compareInternalKeyRange } from './internal-key.js';
 import type { Leaf } from './memstore-slab.js';
-import { rowPrefixAt } from './memstore-slab.js';
+import { rowPrefixAt, uvarintSize } from './memstore-slab.js';
 
 export class MemstoreIterator implements InternalIterator {
   private li = 0;
@@ -165,8 +165,9 @@ export class MemstoreIterator implements InternalIterator {
   value(): Uint8Array {
     const loc = this.leaf!.loc;
     const j = 4 * this.i;
-    const o = loc[j + 1]! + loc[j + 2]!;
-    return this.slabs[loc[j]!]!.subarray(o, o + loc[j + 3]!);
+    const vl = loc[j + 3]!;
+    const o = loc[j + 1]! + loc[j + 2]! + uvarintSize(vl);
+    return this.slabs[loc[j]!]!.subarray(o, o + vl);
   }
 
   error(): Error | undefined {

@@ -3,8 +3,8 @@
  * index (numbers only, in typed arrays), and the key comparisons on bytes in place. See
  * memstore.ts for the structure as a whole.
  *
- * An entry is stored once, as its key bytes followed by its value bytes, at (slab, offset)
- * in a `SlabArena`; a leaf holds, per entry, where it is and its row-prefix numbers. No
+ * An entry is stored once, as [uvarint keyLen][key][uvarint valueLen][value] in a slab of
+ * a `SlabArena`; a leaf holds, per entry, where its key is and its row-prefix numbers. No
  * per-entry JS object exists: views are made only when a reader asks (memstore-iterator.ts).
  */
 import { compareRange } from '../api/bytes.js';
@@ -17,7 +17,7 @@ export const SLAB_MIN_BYTES = 16 << 10;
 export const SLAB_MAX_BYTES = 1 << 20;
 
 /** Longest copy done by a loop instead of `TypedArray#set` (which has a fixed cost). */
-const SHORT_COPY = 48;
+const SHORT_COPY = 64;
 
 export function copyBytes(dst: Uint8Array, d: number, src: Uint8Array, s: number, n: number): void {
   if (n <= SHORT_COPY) {
@@ -25,6 +25,11 @@ export function copyBytes(dst: Uint8Array, d: number, src: Uint8Array, s: number
   } else {
     dst.set(src.subarray(s, s + n), d);
   }
+}
+
+/** Bytes of the uvarint of a length (< 2^32); core/util/coding.ts uvarintSize, unrolled. */
+export function uvarintSize(v: number): number {
+  return v < 0x80 ? 1 : v < 0x4000 ? 2 : v < 0x200000 ? 3 : v < 0x10000000 ? 4 : 5;
 }
 
 /**
@@ -80,8 +85,8 @@ export class SlabArena {
 
 /**
  * A sorted run of at most LEAF_MAX entries. Per entry i: `loc[4i..4i+3]` = slab index, key
- * offset, key length, value length (the value follows the key); `pre[2i]`, `pre[2i+1]` =
- * the key's row-prefix numbers (rowPrefixAt).
+ * offset, key length, value length (the value follows the key and its length's uvarint);
+ * `pre[2i]`, `pre[2i+1]` = the key's row-prefix numbers (rowPrefixAt).
  */
 export class Leaf {
   n = 0;

@@ -2,9 +2,11 @@
  * The memstore: recent writes of one region, sorted by internal key, with approximate
  * size accounting.
  *
- * Packed layout (memstore-slab.ts): each entry's key and value bytes are copied, adjacent,
- * into slabs (Uint8Arrays of 16 KiB growing to 1 MiB; an entry of a quarter of a slab or
- * more gets one of its own), and the sorted structure holds only numbers. It is a B+tree
+ * Packed layout (memstore-slab.ts): each entry is copied into slabs (Uint8Arrays of 16 KiB
+ * growing to 1 MiB; an entry of a quarter of a slab or more gets one of its own) as
+ * [uvarint keyLen][key][uvarint valueLen][value], the form of write batches and of the
+ * flush job's input, so it is copied in one piece on the way in and on the way out; the
+ * sorted structure holds only numbers. It is a B+tree
  * of height 2: an array of leaves, each a sorted run of at most LEAF_MAX entries kept in
  * two typed arrays (where the entry is; its row-prefix numbers). There is no JS object
  * per entry, so a large memstore costs the garbage collector a few thousand objects, not
@@ -29,17 +31,18 @@ import type { InternalIterator } from '../iter/internal-iterator.js';
 import type { ByteWriter } from '../util/coding.js';
 import { KeyKind, MAX_SEQ, MAX_TS, TRAILER_BYTES } from './internal-key.js';
 import { MemstoreIterator } from './memstore-iterator.js';
-import { LEAF_MAX, Leaf, SlabArena, compareKeyRanges, copyBytes, rowPrefixAt } from './memstore-slab.js';
+import { LEAF_MAX, Leaf, SlabArena, compareKeyRanges, copyBytes, rowPrefixAt, uvarintSize } from './memstore-slab.js';
 
 /**
  * Per-entry bookkeeping charged on top of key and value bytes, so memstore limits bound
  * real memory. Measured on Node 20 (--expose-gc; growth of heap used plus array buffers
  * for 1 M entries of 36-byte keys and 8-byte values written through encodeBatch, minus
- * those 44 bytes): 34 bytes per entry appended in key order (full leaves), 48.5 in random
- * order (leaves ~70% full after splits). A leaf slot is 32 bytes; the rest is slab tails
- * and the leaf objects. (The layout with two views per entry measured 242–247.)
+ * those 44 bytes): 36 bytes per entry appended in key order (full leaves), 51.5 in random
+ * order (leaves ~70% full after splits). A leaf slot is 32 bytes; the rest is the two
+ * length bytes in the slab, slab tails and the leaf objects. (The layout with two
+ * Uint8Array views per entry measured 242–247.)
  */
-export const ENTRY_OVERHEAD_BYTES = 48;
+export const ENTRY_OVERHEAD_BYTES = 50;
 
 export interface MemstoreOptions {
   /** First slab's size (then doubling). Tests make it small to cross slab boundaries. */
@@ -83,29 +86,44 @@ export class Memstore {
   add(key: Uint8Array, value: Uint8Array, seq: number, ts: number, isDelete: boolean): void {
     const kl = key.length;
     const vl = value.length;
+    const kv = uvarintSize(kl);
     const a = this.arena;
-    a.reserve(kl + vl);
+    a.reserve(kv + kl + uvarintSize(vl) + vl);
     const slab = a.slabs[a.slab]!;
-    copyBytes(slab, a.offset, key, 0, kl);
-    copyBytes(slab, a.offset + kl, value, 0, vl);
-    this.insert(a.slab, a.offset, kl, vl);
+    const ko = a.offset + kv;
+    putUvarint(slab, a.offset, kl);
+    copyBytes(slab, ko, key, 0, kl);
+    const vo = putUvarint(slab, ko + kl, vl);
+    copyBytes(slab, vo, value, 0, vl);
+    this.insert(a.slab, ko, kl, vl);
     this.account(kl, vl, seq, ts, isDelete);
   }
 
   /**
    * Inserts a copy of the entry whose key is buf[keyOff, keyOff + keyLen) and value
-   * buf[valueOff, valueOff + valueLen) (a write batch payload: no views needed). Sequence
-   * number, timestamp and kind come from the key's trailer.
+   * buf[valueOff, valueOff + valueLen): in a write batch payload (write-batch.ts), where
+   * the entry is one run [uvarint keyLen][key][uvarint valueLen][value] copied at once (no
+   * views needed). Sequence number, timestamp and kind come from the key's trailer.
    */
   addFrom(buf: Uint8Array, keyOff: number, keyLen: number, valueOff: number, valueLen: number): void {
+    const kv = uvarintSize(keyLen);
+    const vv = uvarintSize(valueLen);
+    const n = kv + keyLen + vv + valueLen;
     const a = this.arena;
-    a.reserve(keyLen + valueLen);
+    a.reserve(n);
     const slab = a.slabs[a.slab]!;
-    const o = a.offset;
-    copyBytes(slab, o, buf, keyOff, keyLen);
-    copyBytes(slab, o + keyLen, buf, valueOff, valueLen);
-    this.insert(a.slab, o, keyLen, valueLen);
-    const t = o + keyLen - TRAILER_BYTES;
+    const ko = a.offset + kv;
+    if (keyOff >= kv && valueOff === keyOff + keyLen + vv) {
+      // The batch layout: one copy; the length bytes are rewritten below all the same.
+      copyBytes(slab, a.offset, buf, keyOff - kv, n);
+    } else {
+      copyBytes(slab, ko, buf, keyOff, keyLen);
+      copyBytes(slab, ko + keyLen + vv, buf, valueOff, valueLen);
+    }
+    putUvarint(slab, a.offset, keyLen);
+    putUvarint(slab, ko + keyLen, valueLen);
+    this.insert(a.slab, ko, keyLen, valueLen);
+    const t = ko + keyLen - TRAILER_BYTES;
     this.account(keyLen, valueLen, seqAt(slab, t), tsAt(slab, t), slab[t + 15] !== KeyKind.Put);
   }
 
@@ -192,31 +210,57 @@ export class Memstore {
 
   /**
    * Appends the entries of leaf `li` in key order to `w` as [uvarint keyLen][key][uvarint
-   * valueLen][value] (the flush job's input, core/lsm/jobs.ts); returns how many.
+   * valueLen][value] (the flush job's input, core/lsm/jobs.ts); returns how many. The
+   * slabs hold entries in that form, so entries stored one after another (appended in key
+   * order) are copied as one run.
    */
   writeLeaf(li: number, w: ByteWriter): number {
-    const leaf = this.leaves[li]!;
-    const { loc } = leaf;
+    const { loc, n } = this.leaves[li]!;
     const slabs = this.arena.slabs;
-    const n = leaf.n;
+    let runSlab = -1;
+    let runStart = 0;
+    let runEnd = 0;
     for (let i = 0; i < n; i++) {
       const j = 4 * i;
+      const s = loc[j]!;
+      const ko = loc[j + 1]!;
       const kl = loc[j + 2]!;
       const vl = loc[j + 3]!;
-      w.uvarint(kl);
-      w.ensure(kl + vl + 10);
-      copyBytes(w.buf, w.pos, slabs[loc[j]!]!, loc[j + 1]!, kl);
-      w.pos += kl;
-      w.uvarint(vl);
-      copyBytes(w.buf, w.pos, slabs[loc[j]!]!, loc[j + 1]! + kl, vl);
-      w.pos += vl;
+      const start = ko - uvarintSize(kl);
+      const end = ko + kl + uvarintSize(vl) + vl;
+      if (s === runSlab && start === runEnd) {
+        runEnd = end;
+        continue;
+      }
+      if (runSlab >= 0) appendRun(w, slabs[runSlab]!, runStart, runEnd);
+      runSlab = s;
+      runStart = start;
+      runEnd = end;
     }
+    if (runSlab >= 0) appendRun(w, slabs[runSlab]!, runStart, runEnd);
     return n;
   }
 
   iterator(): InternalIterator {
     return new MemstoreIterator(this.leaves, this.arena.slabs);
   }
+}
+
+function appendRun(w: ByteWriter, src: Uint8Array, start: number, end: number): void {
+  const n = end - start;
+  w.ensure(n);
+  copyBytes(w.buf, w.pos, src, start, n);
+  w.pos += n;
+}
+
+/** Writes `v` (< 2^32) as a uvarint at buf[o]; returns the offset after it. */
+function putUvarint(buf: Uint8Array, o: number, v: number): number {
+  while (v >= 0x80) {
+    buf[o++] = (v & 0x7f) | 0x80;
+    v >>>= 7;
+  }
+  buf[o++] = v;
+  return o;
 }
 
 /** Timestamp in the trailer at buf[t, t + 16) (internal-key.ts timestampOf, in place). */

@@ -271,23 +271,38 @@ describe('Memstore accounting and flush serialization', () => {
     expect(a.maxSeq).toBe(batch.lastSeq);
   });
 
-  it('writeLeaf serializes every entry in key order', () => {
-    const rnd = new Random(11);
-    const entries = randomEntries(rnd, 1500, 400);
+  it('addFrom outside the batch layout (key and value apart) copies both', () => {
+    const key = encodeInternalKey(new Uint8Array([5, 6]), 'f', new Uint8Array([1]), 9, 77, KeyKind.DeleteCell);
+    const value = new Uint8Array(200).fill(3);
+    const buf = new Uint8Array(1000);
+    buf.set(key, 0);
+    buf.set(value, 500);
     const m = new Memstore(0, TINY_SLABS);
-    addAll(m, entries);
-    const w = new ByteWriter(16);
-    let n = 0;
-    for (let li = 0; li < m.leafCount; li++) n += m.writeLeaf(li, w);
-    expect(n).toBe(entries.length);
-    const r = new ByteReader(w.view());
-    const got: string[] = [];
-    while (r.remaining > 0) {
-      const key = r.bytes(r.uvarint());
-      const value = r.bytes(r.uvarint());
-      got.push(show({ key, value }));
-    }
-    expect(r.err).toBeUndefined();
-    expect(got).toEqual(sorted(entries).map(show));
+    m.addFrom(buf, 0, key.length, 500, value.length);
+    expect(forward(m.iterator())).toEqual([show({ key, value })]);
+    expect([m.minSeq, m.maxTs, m.deletions]).toEqual([77, 9, 1]);
   });
+
+  for (const order of ['in order (runs copied whole)', 'random'] as const) {
+    it(`writeLeaf serializes every entry in key order: ${order}`, () => {
+      const rnd = new Random(11);
+      let entries = randomEntries(rnd, 1500, 400);
+      if (order !== 'random') entries = sorted(entries);
+      const m = new Memstore(0, order === 'random' ? TINY_SLABS : {});
+      addAll(m, entries);
+      const w = new ByteWriter(16);
+      let n = 0;
+      for (let li = 0; li < m.leafCount; li++) n += m.writeLeaf(li, w);
+      expect(n).toBe(entries.length);
+      const r = new ByteReader(w.view());
+      const got: string[] = [];
+      while (r.remaining > 0) {
+        const key = r.bytes(r.uvarint());
+        const value = r.bytes(r.uvarint());
+        got.push(show({ key, value }));
+      }
+      expect(r.err).toBeUndefined();
+      expect(got).toEqual(sorted(entries).map(show));
+    });
+  }
 });
