@@ -67,6 +67,12 @@ export interface TsdbConfig {
   /** A sub-query expected to read at least this many rows is decoded in parallel. */
   readonly queryParallelMinRows: number;
   /**
+   * A sub-query whose series (from the series index) × hours come to at most this many
+   * rows reads exactly those rows (batched gets) instead of scanning every salt bucket.
+   * 0: always scan.
+   */
+  readonly queryExactMaxRows: number;
+  /**
    * Authentication (tsdb/server/auth.ts, docs/SECURITY.md): a file of `token role` lines
    * (horae.auth.tokens_file) and/or inline entries `token role[, token role…]`
    * (horae.auth.tokens, env HORAE_AUTH_TOKENS). Both empty: authentication is off.
@@ -122,6 +128,7 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   queryQueueMs: 5000,
   queryDecodeThreads: Math.max(0, Math.min(3, availableParallelism() - 1)),
   queryParallelMinRows: 1000,
+  queryExactMaxRows: 256,
   authTokensFile: '',
   authTokens: '',
   httpMaxHeaderBytes: 32 * 1024,
@@ -171,6 +178,7 @@ export function resolveTsdbConfig(overrides: Partial<TsdbConfig> = {}): TsdbConf
   int('queryQueueMs', 0, 1e9);
   int('queryDecodeThreads', 0, 64);
   int('queryParallelMinRows', 0, 1e12);
+  int('queryExactMaxRows', 0, 1e6);
   if (c.durability !== 'sync' && c.durability !== 'buffered') {
     throw new RangeError(`config durability must be 'sync' or 'buffered', got ${String(c.durability)}`);
   }

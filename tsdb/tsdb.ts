@@ -72,7 +72,9 @@ export class Tsdb {
     this.tagks = new UidTable(uid, 'tagk', config.uidWidthTagk, config.uidCacheEntries);
     this.tagvs = new UidTable(uid, 'tagv', config.uidWidthTagv, config.uidCacheEntries);
     this.compactor = new HourCompactor({ data, widths: this.widths, config, now });
-    this.index = new SeriesIndex(meta);
+    // The embedded and memory stores have one writer (this process): the index can be cached.
+    const backend = store.capabilities.backend;
+    this.index = new SeriesIndex(meta, this.widths.metric, { cache: backend === 'embedded' || backend === 'memory' });
     this.ingest = new Ingestor({
       data,
       metrics: this.metrics,

@@ -129,7 +129,8 @@ export async function startHorae(opts: HoraeStartOptions = {}): Promise<Target> 
         await stopProcess(child, 'SIGKILL', 5_000);
       }
     },
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
+    // HORAE_BENCH_KEEP_DIR=1 keeps the loaded data directory (to query it again by hand).
+    cleanup: () => (process.env['HORAE_BENCH_KEEP_DIR'] === '1' ? console.log(`kept ${dir}`) : rmSync(dir, { recursive: true, force: true })),
   };
 }
 

@@ -140,6 +140,7 @@ const HORAE_FIELDS: Readonly<Record<string, KeySpec>> = {
   'horae.query.queue_ms': field('queryQueueMs', int(0, 1e9), 'ms a query waits for a slot before 503'),
   'horae.query.decode_threads': field('queryDecodeThreads', int(0, 64), 'worker threads decoding big queries (default: cores - 1, at most 3)'),
   'horae.query.parallel_min_rows': field('queryParallelMinRows', int(0, 1e12), 'rows a sub-query must expect to be decoded in parallel'),
+  'horae.query.exact_max_rows': field('queryExactMaxRows', int(0, 1e6), 'most rows a sub-query reads by exact gets (series index × hours) instead of scanning every salt bucket; 0: always scan'),
   'horae.auth.tokens_file': {
     apply: (out, raw, baseDir) => { out.tsdb.authTokensFile = raw.trim() === '' ? '' : resolve(baseDir, raw.trim()); },
     help: 'authTokensFile: file of `token role` lines (role read|write); auth is off without tokens',

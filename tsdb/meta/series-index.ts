@@ -5,8 +5,8 @@
  * suggestions without OpenTSDB's meta-sync step: the writer records each series the first
  * time it sees it (per process), in one mutate per write call.
  */
-import { prefixEnd } from '../../core/api/bytes.js';
-import type { RowMutation, Table, TableSpec } from '../../core/api/store.js';
+import { latin1, prefixEnd } from '../../core/api/bytes.js';
+import type { RowFilter, RowMutation, Table, TableSpec } from '../../core/api/store.js';
 
 export const META_TABLE = 'tsdb-meta';
 export const META_FAMILY = 'name';
@@ -17,11 +17,124 @@ export function metaTableSpec(): TableSpec {
   return { name: META_TABLE, families: [{ name: META_FAMILY, maxVersions: 1 }] };
 }
 
+/** Most TSUIDs the in-memory copy (SeriesIndexOptions.cache) holds over all metrics. */
+const CACHE_MAX_TSUIDS = 1_000_000;
+
+export interface SeriesIndexOptions {
+  /**
+   * Keep each queried metric's TSUIDs in memory (LRU by metric, at most CACHE_MAX_TSUIDS in
+   * all). Only correct when this process is the only writer of the index (the embedded
+   * store, which locks its directory): series recorded by this process are added to the
+   * copy as they are written; another writer's would be missed.
+   */
+  readonly cache?: boolean;
+}
+
+/** One metric's series, sorted, with each TSUID also as a latin1 string for key patterns. */
+interface MetricSeries {
+  readonly tsuids: Uint8Array[];
+  readonly keys: string[];
+}
+
 export class SeriesIndex {
   private readonly table: Table;
+  private readonly cache: Map<string, MetricSeries> | undefined;
+  private cached = 0;
+  /** Loads in flight per metric, so concurrent first queries read the index once. */
+  private readonly loading = new Map<string, Promise<MetricSeries>>();
+  private readonly recordedWhileLoading = new Map<string, Uint8Array[]>();
+  private readonly metricWidth: number;
 
-  constructor(table: Table) {
+  constructor(table: Table, metricWidth: number, opts: SeriesIndexOptions = {}) {
     this.table = table;
+    this.metricWidth = metricWidth;
+    this.cache = opts.cache === true ? new Map() : undefined;
+  }
+
+  /**
+   * TSUIDs of `metricUid` whose key matches `pattern` (a key regex over the TSUID, read as
+   * latin1: `^(?:pattern)$`, flag `s`, as the store evaluates keyRegex), in order, at most
+   * `limit`. From the in-memory copy when caching, else a filtered scan of the index.
+   */
+  async matching(metricUid: Uint8Array, pattern: string, limit: number, signal?: AbortSignal): Promise<Uint8Array[]> {
+    if (this.cache === undefined) return this.tsuids(metricUid, limit, signal, { kind: 'keyRegex', pattern });
+    const m = await this.metricSeries(metricUid, signal);
+    const re = new RegExp(`^(?:${pattern})$`, 's');
+    const out: Uint8Array[] = [];
+    for (let i = 0; i < m.keys.length && out.length < limit; i++) if (re.test(m.keys[i]!)) out.push(m.tsuids[i]!);
+    return out;
+  }
+
+  /** Every series of a metric (cached when caching): sorted TSUIDs. */
+  private async metricSeries(metricUid: Uint8Array, signal?: AbortSignal): Promise<MetricSeries> {
+    const id = latin1(metricUid);
+    const hit = this.cache!.get(id);
+    if (hit !== undefined) {
+      this.cache!.delete(id);
+      this.cache!.set(id, hit);
+      return hit;
+    }
+    let p = this.loading.get(id);
+    if (p === undefined) {
+      // Series recorded while the scan runs may be missed by it: they are kept aside and
+      // added once it is done. (The scan is shared, so it does not take a caller's signal.)
+      const recorded: Uint8Array[] = [];
+      this.recordedWhileLoading.set(id, recorded);
+      p = (async () => {
+        const tsuids = await this.tsuids(metricUid, Number.MAX_SAFE_INTEGER);
+        const m: MetricSeries = { tsuids, keys: tsuids.map(latin1) };
+        this.remember(id, m);
+        this.addToCache(recorded);
+        return m;
+      })().finally(() => {
+        this.loading.delete(id);
+        this.recordedWhileLoading.delete(id);
+      });
+      this.loading.set(id, p);
+    }
+    signal?.throwIfAborted();
+    return p;
+  }
+
+  private remember(id: string, m: MetricSeries): void {
+    const cache = this.cache!;
+    const old = cache.get(id);
+    if (old !== undefined) this.cached -= old.tsuids.length;
+    cache.set(id, m);
+    this.cached += m.tsuids.length;
+    for (const [k, v] of cache) {
+      if (this.cached <= CACHE_MAX_TSUIDS || k === id) break;
+      cache.delete(k);
+      this.cached -= v.tsuids.length;
+    }
+    if (this.cached > CACHE_MAX_TSUIDS) {
+      cache.delete(id);
+      this.cached -= m.tsuids.length;
+    }
+  }
+
+  /** Adds recorded series to the cached metrics they belong to (sorted insert, no duplicates). */
+  private addToCache(tsuids: readonly Uint8Array[]): void {
+    for (const t of tsuids) {
+      const id = latin1(t.subarray(0, this.metricWidth));
+      const m = this.cache!.get(id);
+      if (m === undefined) {
+        this.recordedWhileLoading.get(id)?.push(t.slice());
+        continue;
+      }
+      const key = latin1(t);
+      let lo = 0;
+      let hi = m.keys.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (m.keys[mid]! < key) lo = mid + 1;
+        else hi = mid;
+      }
+      if (m.keys[lo] === key) continue;
+      m.keys.splice(lo, 0, key);
+      m.tsuids.splice(lo, 0, t.slice());
+      this.cached++;
+    }
   }
 
   /** Records series (TSUIDs) as seen at `nowMs`; idempotent. Durable before it resolves. */
@@ -31,13 +144,18 @@ export class SeriesIndex {
     new DataView(value.buffer).setBigUint64(0, BigInt(Math.max(0, Math.floor(nowMs))));
     const rows: RowMutation[] = tsuids.map((key) => ({ key, mutations: [{ type: 'put', family: META_FAMILY, qualifier: META_CREATED, value }] }));
     await this.table.mutate(rows, { durability: 'sync' });
+    if (this.cache !== undefined) this.addToCache(tsuids);
   }
 
-  /** TSUIDs starting with `prefix` (a metric UID, or empty for all), in order, at most `limit`. */
-  async tsuids(prefix: Uint8Array, limit: number, signal?: AbortSignal): Promise<Uint8Array[]> {
+  /**
+   * TSUIDs starting with `prefix` (a metric UID, or empty for all), in order, at most
+   * `limit`; with `filter`, only those it matches (evaluated by the store).
+   */
+  async tsuids(prefix: Uint8Array, limit: number, signal?: AbortSignal, filter?: RowFilter): Promise<Uint8Array[]> {
     const out: Uint8Array[] = [];
     const spec = prefix.length === 0 ? {} : { start: prefix, end: prefixEnd(prefix) };
-    for await (const rows of this.table.scan({ ...spec, families: [META_FAMILY], batchRows: 1024, ...(signal === undefined ? {} : { signal }) })) {
+    const batchRows = Math.max(1, Math.min(1024, limit));
+    for await (const rows of this.table.scan({ ...spec, families: [META_FAMILY], batchRows, ...(signal === undefined ? {} : { signal }), ...(filter === undefined ? {} : { filter }) })) {
       for (const r of rows) {
         out.push(r.key);
         if (out.length >= limit) return out;

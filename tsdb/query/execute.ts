@@ -18,6 +18,7 @@ import type { RowFilter } from '../../core/api/store.js';
 import { TsdbError } from '../errors.js';
 import { annotationsInCells, globalAnnotations } from '../meta/annotations.js';
 import type { Annotation } from '../meta/annotations.js';
+import { rowKeyWithBaseTime } from '../schema/row-key.js';
 import type { Tsdb } from '../tsdb.js';
 import type { OutputSeries } from './format-json.js';
 import { SeriesPreparer, scanWindow } from './pipeline.js';
@@ -26,6 +27,7 @@ import type { MetricSubQuery, SubQuery, TsQuery } from './query-spec.js';
 import { rateOf, subQueryEcho } from './query-spec.js';
 import { literalsToResolve, planRowKeyFilter, tsuidKeyRegex } from './row-key-filter.js';
 import type { ResolvedTagFilter } from './row-key-filter.js';
+import { seriesKeyOfTsuid } from './last-point.js';
 import { checkDeadline, scanSeries, tsuidHex } from './scanner.js';
 import type { QueryDeadline, ScannedSeries, ScanStats } from './scanner.js';
 import type { Points, SeriesData } from './series.js';
@@ -82,6 +84,9 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
   let postScan: readonly TagFilter[] = [];
   let groupBy: readonly Uint8Array[] = [];
   let metricName: string;
+  /** The exact rows to read, when the series index narrows the query to a few (queryExactMaxRows). */
+  let keys: Uint8Array[] | undefined;
+  const exactMax = q.delete ? 0 : tsdb.config.queryExactMaxRows;
   if (sub.kind === 'metric') {
     metricName = sub.metric;
     const id = await tsdb.metrics.getId(sub.metric);
@@ -93,6 +98,16 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
     if (plan.keyRegex !== undefined) filter = { kind: 'keyRegex', pattern: plan.keyRegex };
     postScan = plan.postScan;
     groupBy = plan.groupBy;
+    if (plan.seriesRegex !== undefined && exactMax > 0) {
+      // A few hundred gets beat scanning every bucket past every series of the metric,
+      // and lose to the scans once most of the metric's rows are wanted.
+      const hours = baseHours(win, exactMax);
+      const most = Math.floor(exactMax / hours.length);
+      if (most >= 1) {
+        const tsuids = await tsdb.index.matching(metricUid, plan.seriesRegex, most + 1, signal);
+        if (tsuids.length <= most) keys = rowKeysOf(tsdb, tsuids, hours);
+      }
+    }
   } else {
     const tsuids = sub.tsuids.map((h) => {
       if (!/^([0-9A-Fa-f]{2})+$/.test(h) || h.length / 2 <= tsdb.widths.metric) throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', `Invalid TSUID: ${h}`);
@@ -106,8 +121,11 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
     if (name === undefined) throw new TsdbError('TSDB_NO_SUCH_NAME', `No such unique ID for 'metrics': '${toHex(metricUid).toUpperCase()}'`);
     metricName = name;
     filter = { kind: 'keyRegex', pattern: tsuidKeyRegex(tsdb.widths, tsuids) };
+    const hours = baseHours(win, exactMax);
+    if (tsuids.length * hours.length <= exactMax) keys = rowKeysOf(tsdb, [...new Map(tsuids.map((t) => [toHex(t), t])).values()].sort(compareBytes), hours);
   }
-  const pool = q.delete ? undefined : tsdb.queryDecodePool();
+  if (keys !== undefined) filter = undefined;
+  const pool = q.delete || keys !== undefined ? undefined : tsdb.queryDecodePool();
   const parallel = pool !== undefined && (await expectedRows(tsdb, sub, metricUid, win, tsdb.config.queryParallelMinRows)) >= tsdb.config.queryParallelMinRows;
   const session = parallel ? pool.session({ startMs: win.startMs, endMs: win.endMs - 1, maxPoints: limits.maxPoints, spec: pipelineSpecOf(q, sub) }) : undefined;
   let scanned: ScannedSeries[];
@@ -117,6 +135,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
       ...(signal === undefined ? {} : { signal }), ...(deadline === undefined ? {} : { deadline }), maxSeries: limits.maxSeries, maxPoints: limits.maxPoints,
       ...(q.noAnnotations ? {} : { annotations: (cells: Parameters<typeof annotationsInCells>[0]) => annotationsInCells(cells, q.startMs, q.endMs) }),
       ...(q.delete ? { rowKeys: true } : {}),
+      ...(keys === undefined ? {} : { keys }),
       ...(session === undefined ? {} : { decode: { session, workerOf: (salt: number, buckets: number) => pool!.workerOf(salt, buckets) } }),
     }, stats);
   } catch (err) {
@@ -130,6 +149,28 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
     series.push(f);
   }
   return { series, groupBy };
+}
+
+/**
+ * The base times (s) of the hour rows a scan window covers, in order; at most `most` + 1
+ * (enough to tell that there are more than `most`).
+ */
+function baseHours(win: { startMs: number; endMs: number }, most: number): number[] {
+  const first = Math.floor(win.startMs / 3_600_000) * 3600;
+  const last = Math.floor((win.endMs - 1) / 3_600_000) * 3600;
+  const out: number[] = [];
+  for (let h = first; h <= last && out.length <= most; h += 3600) out.push(h);
+  return out;
+}
+
+/** The row keys of these series (TSUIDs) in these hours, in (series, hour) order. */
+function rowKeysOf(tsdb: Tsdb, tsuids: readonly Uint8Array[], hours: readonly number[]): Uint8Array[] {
+  const keys: Uint8Array[] = [];
+  for (const t of tsuids) {
+    const template = seriesKeyOfTsuid(tsdb, t);
+    for (const h of hours) keys.push(rowKeyWithBaseTime(tsdb.widths, template, h));
+  }
+  return keys;
 }
 
 /** Tag keys and literal values to UIDs; undefined when a literal filter can match nothing. */

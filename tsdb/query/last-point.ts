@@ -118,7 +118,7 @@ export async function lastPoints(tsdb: Tsdb, tsuids: readonly Uint8Array[], back
     const stop = nowHour + 3600 > MAX_BASE_TIME_S ? undefined : patchBaseTime(g.members[0]!.template, baseOffset, nowHour + 3600).subarray(0, baseOffset + 4);
     const pending = new Set(byId.values());
     let budget = ROWS_PER_SERIES_BUDGET * g.members.length;
-    scan: for await (const rows of tsdb.data.scan({ start: g.prefix.slice(), ...(stop === undefined ? {} : { end: stop.slice() }), reverse: true, filter, families: [DATA_FAMILY], batchRows: 64 })) {
+    scan: for await (const rows of tsdb.data.scan({ start: g.prefix.slice(), ...(stop === undefined ? {} : { end: stop.slice() }), reverse: true, filter, families: [DATA_FAMILY], batchRows: g.members.length })) {
       for (const row of rows) {
         const i = byId.get(seriesIdOfKey(row.key, baseOffset));
         if (i !== undefined && pending.has(i)) {

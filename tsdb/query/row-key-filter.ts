@@ -38,6 +38,8 @@ export interface ResolvedTagFilter {
 export interface RowKeyFilterPlan {
   /** For a `keyRegex` RowFilter; undefined when no filter narrows the key. */
   readonly keyRegex: string | undefined;
+  /** The same pattern over a TSUID (metric UID then tag pairs: a series-index key). */
+  readonly seriesRegex: string | undefined;
   /** Filters still to check against each new series' tag names. */
   readonly postScan: readonly TagFilter[];
   /** Tagk UIDs to group by, sorted and distinct. */
@@ -85,14 +87,17 @@ export function planRowKeyFilter(widths: SchemaWidths, filters: readonly Resolve
     .filter((r) => !inKey.has(r) && !(r.filter.type === 'wildcard' || r.filter.type === 'iwildcard' ? r.filter.matchAll : false))
     .map((r) => r.filter);
   const explicit = opts.explicitTags === true;
-  const keyRegex = entries.length === 0 && !explicit ? undefined : keyPattern(widths, entries, explicit);
-  return { keyRegex, postScan, groupBy };
+  const narrowed = entries.length > 0 || explicit;
+  const keyRegex = narrowed ? keyPattern(widths, entries, explicit, widths.saltWidth + widths.metric + 4) : undefined;
+  const seriesRegex = narrowed ? keyPattern(widths, entries, explicit, widths.metric) : undefined;
+  return { keyRegex, seriesRegex, postScan, groupBy };
 }
 
+/** The key pattern after `head` bytes (salt, metric, base time of a row key; metric of a TSUID). */
 function keyPattern(w: SchemaWidths, entries: ReadonlyArray<{ tagk: Uint8Array; values: Uint8Array[] | undefined }>,
-  explicit: boolean): string {
+  explicit: boolean, head: number): string {
   const skip = `(?:.{${w.tagk + w.tagv}})*`;
-  let p = `.{${w.saltWidth + w.metric + 4}}`;
+  let p = `.{${head}}`;
   for (const e of entries) {
     if (!explicit) p += skip;
     p += quoteBytes(e.tagk);

@@ -13,7 +13,7 @@
  * so writes, other queries and timers are served while it runs.
  */
 import { toHex } from '../../core/api/bytes.js';
-import type { Cell, RowFilter } from '../../core/api/store.js';
+import type { Cell, Row, RowFilter } from '../../core/api/store.js';
 import type { Annotation } from '../meta/annotations.js';
 import type { PointBlock } from '../codec/point-block.js';
 import { TsdbError } from '../errors.js';
@@ -40,6 +40,11 @@ export interface ScanRequest {
   readonly annotations?: (cells: readonly Cell[]) => Annotation[];
   /** Keep each series' row keys (for deletes; not with `decode`). */
   readonly rowKeys?: boolean;
+  /**
+   * Read exactly these rows (batched gets, found through the series index) instead of
+   * scanning every salt bucket; `filter` is then not applied (the keys already match it).
+   */
+  readonly keys?: readonly Uint8Array[];
   /** Decode the buckets `workerOf` gives to a worker (≥ 0) there (decode-pool.ts). */
   readonly decode?: { readonly session: DecodeSession; workerOf(salt: number, buckets: number): number };
 }
@@ -119,10 +124,33 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
   };
   const decode = req.decode;
   const remote = new Set<ScannedSeries>();
+  let block: PointBlock | undefined;
+  /** One row read: decoded here, or sent to `worker` (≥ 0) to be decoded there. */
+  const onRow = (row: Row, worker: number): void => {
+    if (stats !== undefined) {
+      stats.rows++;
+      stats.cells += row.cells.length;
+    }
+    const key = row.key;
+    const notes = req.annotations?.(row.cells);
+    if (worker >= 0) {
+      const s = seriesOf(key);
+      if (notes !== undefined && notes.length > 0) (s.annotations ??= []).push(...notes);
+      remote.add(s);
+      decode!.session.add(worker, indexOf.get(s)!, baseTimeOfKey(w, key) * 1000, row.cells);
+      return;
+    }
+    block = mergeRowCells(row.cells, block);
+    if (block.count === 0 && (notes === undefined || notes.length === 0)) return;
+    const s = seriesOf(key);
+    if (notes !== undefined && notes.length > 0) (s.annotations ??= []).push(...notes);
+    if (req.rowKeys === true) (s.rowKeys ??= []).push(key);
+    points += appendRow(s, block, baseTimeOfKey(w, key) * 1000, req.startMs, req.endMs);
+    if (points > maxPoints) throw tooLarge(`more than ${maxPoints} data points`);
+  };
   const scanBucket = async (salt: number): Promise<void> => {
     const { start, end } = metricScanRange(w, salt, req.metricUid, startSec, endSec);
     const worker = decode === undefined ? -1 : decode.workerOf(salt, buckets);
-    let block: PointBlock | undefined;
     for await (const rows of tsdb.data.scan({
       start, end, families: [DATA_FAMILY], batchRows: 256,
       ...(req.filter === undefined ? {} : { filter: req.filter }),
@@ -134,31 +162,18 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
         req.signal?.throwIfAborted();
       }
       checkDeadline(req.deadline);
-      for (const row of rows) {
-        if (stats !== undefined) {
-          stats.rows++;
-          stats.cells += row.cells.length;
-        }
-        const key = row.key;
-        const notes = req.annotations?.(row.cells);
-        if (worker >= 0) {
-          const s = seriesOf(key);
-          if (notes !== undefined && notes.length > 0) (s.annotations ??= []).push(...notes);
-          remote.add(s);
-          decode!.session.add(worker, indexOf.get(s)!, baseTimeOfKey(w, key) * 1000, row.cells);
-          continue;
-        }
-        block = mergeRowCells(row.cells, block);
-        if (block.count === 0 && (notes === undefined || notes.length === 0)) continue;
-        const s = seriesOf(key);
-        if (notes !== undefined && notes.length > 0) (s.annotations ??= []).push(...notes);
-        if (req.rowKeys === true) (s.rowKeys ??= []).push(key);
-        points += appendRow(s, block, baseTimeOfKey(w, key) * 1000, req.startMs, req.endMs);
-        if (points > maxPoints) throw tooLarge(`more than ${maxPoints} data points`);
-      }
+      for (const row of rows) onRow(row, worker);
     }
   };
-  await Promise.all(Array.from({ length: buckets }, (_, salt) => scanBucket(salt)));
+  if (req.keys !== undefined) {
+    // Keys in (series, time) order: each series' rows arrive sorted, as from a bucket scan.
+    const rows = await tsdb.data.get(req.keys, { families: [DATA_FAMILY], ...(req.signal === undefined ? {} : { signal: req.signal }) });
+    checkDeadline(req.deadline);
+    for (const row of rows) if (row !== undefined) onRow(row, -1);
+  } else {
+    await Promise.all(Array.from({ length: buckets }, (_, salt) => scanBucket(salt)));
+    if (stats !== undefined) stats.buckets += buckets;
+  }
   let out = list;
   if (decode !== undefined) {
     for (const r of await decode.session.finish()) {
@@ -171,10 +186,7 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
     // A series of a worker's bucket whose rows held no point and no annotation is not one.
     out = list.filter((s) => !remote.has(s) || s.prepared !== undefined || (s.annotations?.length ?? 0) > 0);
   }
-  if (stats !== undefined) {
-    stats.points += points;
-    stats.buckets += buckets;
-  }
+  if (stats !== undefined) stats.points += points;
   return out.sort((a, b) => compareIds(a.tsuid, b.tsuid));
 }
 
