@@ -4,7 +4,7 @@
  * [annotations], [globalAnnotations], dps, [stats]}`, `dps` an object `{"<ts>": v}` or,
  * with `arrays`, `[[ts, v], …]`; integers printed as integers, doubles as Java prints
  * them (2.0, 1.0E7), NaN as the string "NaN" (or null under the null fill policy).
- * Built as one string, without an intermediate object per point.
+ * Written as UTF-8 bytes into one growing buffer, without a string or object per point.
  */
 
 /** The points of one output series: ms timestamps and values, with per-point kinds. */
@@ -36,40 +36,131 @@ export interface FormatOptions {
   readonly msResolution: boolean;
 }
 
-export function formatQueryResults(series: readonly OutputSeries[], opts: FormatOptions, summary?: unknown): string {
-  const parts: string[] = [];
-  for (const s of series) parts.push(formatSeries(s, opts));
-  if (summary !== undefined) parts.push(JSON.stringify({ statsSummary: summary }));
-  return `[${parts.join(',')}]`;
+/** The whole /api/query answer as UTF-8 bytes (what the route sends). */
+export function formatQueryResultsBytes(series: readonly OutputSeries[], opts: FormatOptions, summary?: unknown): Buffer {
+  const w = new JsonBytes(estimateBytes(series));
+  const keys = new DpsKeys();
+  w.ascii('[');
+  for (let i = 0; i < series.length; i++) {
+    if (i > 0) w.ascii(',');
+    writeSeries(w, series[i]!, opts, keys);
+  }
+  if (summary !== undefined) {
+    if (series.length > 0) w.ascii(',');
+    w.text(JSON.stringify({ statsSummary: summary }));
+  }
+  w.ascii(']');
+  return w.done();
 }
 
-function formatSeries(s: OutputSeries, opts: FormatOptions): string {
-  let out = `{"metric":${JSON.stringify(s.metric)},"tags":${JSON.stringify(s.tags)},"aggregateTags":${JSON.stringify(s.aggregateTags)}`;
-  if (s.query !== undefined) out += `,"query":${JSON.stringify(s.query)}`;
-  if (s.tsuids !== undefined) out += `,"tsuids":${JSON.stringify(s.tsuids)}`;
-  if (s.annotations !== undefined && s.annotations.length > 0) out += `,"annotations":${JSON.stringify(s.annotations)}`;
-  if (s.globalAnnotations !== undefined && s.globalAnnotations.length > 0) out += `,"globalAnnotations":${JSON.stringify(s.globalAnnotations)}`;
-  out += `,"dps":${formatDps(s.points, opts)}`;
-  if (s.stats !== undefined) out += `,"stats":${JSON.stringify(s.stats)}`;
-  return `${out}}`;
+export function formatQueryResults(series: readonly OutputSeries[], opts: FormatOptions, summary?: unknown): string {
+  return formatQueryResultsBytes(series, opts, summary).toString('utf8');
+}
+
+function writeSeries(w: JsonBytes, s: OutputSeries, opts: FormatOptions, keys: DpsKeys): void {
+  let head = `{"metric":${JSON.stringify(s.metric)},"tags":${JSON.stringify(s.tags)},"aggregateTags":${JSON.stringify(s.aggregateTags)}`;
+  if (s.query !== undefined) head += `,"query":${JSON.stringify(s.query)}`;
+  if (s.tsuids !== undefined) head += `,"tsuids":${JSON.stringify(s.tsuids)}`;
+  if (s.annotations !== undefined && s.annotations.length > 0) head += `,"annotations":${JSON.stringify(s.annotations)}`;
+  if (s.globalAnnotations !== undefined && s.globalAnnotations.length > 0) head += `,"globalAnnotations":${JSON.stringify(s.globalAnnotations)}`;
+  w.text(`${head},"dps":`);
+  writeDps(w, s.points, opts, keys);
+  if (s.stats !== undefined) w.text(`,"stats":${JSON.stringify(s.stats)}`);
+  w.ascii('}');
 }
 
 /** `dps` as an object (keys in time order) or as [[ts, v], …] pairs. */
 export function formatDps(p: OutputPoints, opts: FormatOptions): string {
-  const chunks: string[] = [];
-  let buf = '';
+  const w = new JsonBytes(64 + p.count * 24);
+  writeDps(w, p, opts, new DpsKeys());
+  return w.done().toString('latin1');
+}
+
+function writeDps(w: JsonBytes, p: OutputPoints, opts: FormatOptions, keys: DpsKeys): void {
+  w.ascii(opts.arrays ? '[' : '{');
+  const nanAsNull = p.nanAsNull === true;
   for (let i = 0; i < p.count; i++) {
-    const t = opts.msResolution ? p.ts[i]! : Math.floor(p.ts[i]! / 1000);
-    const v = formatValue(p.values[i]!, p.isInt[i] === 1, p.nanAsNull === true);
-    buf += opts.arrays ? `${i === 0 ? '' : ','}[${t},${v}]` : `${i === 0 ? '' : ','}"${t}":${v}`;
-    if (buf.length > 65536) {
-      chunks.push(buf);
-      buf = '';
-    }
+    w.latin1Bytes(keys.get(i, p.ts[i]!, opts));
+    w.ascii(formatValue(p.values[i]!, p.isInt[i] === 1, nanAsNull));
+    if (opts.arrays) w.ascii(']');
   }
-  chunks.push(buf);
-  const body = chunks.join('');
-  return opts.arrays ? `[${body}]` : `{${body}}`;
+  w.ascii(opts.arrays ? ']' : '}');
+}
+
+/**
+ * The bytes before each point's value (`,"<ts>":` or `,[<ts>,`), by position. Output
+ * series of one query mostly share their timestamps (downsampled buckets), so the bytes of
+ * the previous series at the same position are reused when the timestamp is the same.
+ */
+class DpsKeys {
+  private ts: number[] = [];
+  private bytes: Uint8Array[] = [];
+  private arrays = false;
+  private ms = false;
+
+  get(i: number, tsMs: number, opts: FormatOptions): Uint8Array {
+    if (opts.arrays !== this.arrays || opts.msResolution !== this.ms) {
+      this.ts = [];
+      this.bytes = [];
+      this.arrays = opts.arrays;
+      this.ms = opts.msResolution;
+    }
+    if (this.ts[i] === tsMs) return this.bytes[i]!;
+    const t = opts.msResolution ? tsMs : Math.floor(tsMs / 1000);
+    const sep = i === 0 ? '' : ',';
+    const b = Buffer.from(opts.arrays ? `${sep}[${t},` : `${sep}"${t}":`, 'latin1');
+    this.ts[i] = tsMs;
+    this.bytes[i] = b;
+    return b;
+  }
+}
+
+function estimateBytes(series: readonly OutputSeries[]): number {
+  let n = 256;
+  for (const s of series) n += 256 + s.points.count * 24;
+  return Math.min(n, 64 << 20);
+}
+
+/** A growing byte buffer for JSON output. */
+class JsonBytes {
+  private buf: Buffer;
+  private len = 0;
+
+  constructor(initial: number) {
+    this.buf = Buffer.allocUnsafe(Math.max(64, initial));
+  }
+
+  private ensure(n: number): void {
+    if (this.len + n <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.buf.length * 2, this.len + n));
+    this.buf.copy(next, 0, 0, this.len);
+    this.buf = next;
+  }
+
+  /** A string of ASCII characters only (numbers, punctuation). */
+  ascii(s: string): void {
+    this.ensure(s.length);
+    const b = this.buf;
+    let o = this.len;
+    for (let k = 0; k < s.length; k++) b[o++] = s.charCodeAt(k);
+    this.len = o;
+  }
+
+  latin1Bytes(bytes: Uint8Array): void {
+    this.ensure(bytes.length);
+    this.buf.set(bytes, this.len);
+    this.len += bytes.length;
+  }
+
+  /** Any string, as UTF-8. */
+  text(s: string): void {
+    this.ensure(Buffer.byteLength(s, 'utf8'));
+    this.len += this.buf.write(s, this.len, 'utf8');
+  }
+
+  done(): Buffer {
+    return this.buf.subarray(0, this.len);
+  }
 }
 
 /** One value as Jackson writes OpenTSDB's longs and doubles. */

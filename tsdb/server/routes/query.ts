@@ -16,7 +16,7 @@ import { isTsdbError } from '../../errors.js';
 import { executeQuery } from '../../query/execute.js';
 import { pack } from 'msgpackr';
 import { toColumnar } from '../../query/format-columnar.js';
-import { formatQueryResults } from '../../query/format-json.js';
+import { formatQueryResultsBytes } from '../../query/format-json.js';
 import { AGGREGATOR_NAMES } from '../../query/pipeline.js';
 import { parseQueryJson, parseQueryString } from '../../query/query-spec.js';
 import type { TsQuery } from '../../query/query-spec.js';
@@ -67,7 +67,7 @@ export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       if ((req.query as { format?: string }).format === 'columnar') {
         return reply.type('application/json; charset=utf-8').send(JSON.stringify(toColumnar(run.series, q.msResolution)));
       }
-      const body = formatQueryResults(run.series, { arrays: q.arrays, msResolution: q.msResolution }, summary);
+      const body = formatQueryResultsBytes(run.series, { arrays: q.arrays, msResolution: q.msResolution }, summary);
       return reply.type('application/json; charset=utf-8').send(body);
     } catch (err) {
       if (isTsdbError(err, 'TSDB_NO_SUCH_NAME')) return sendError(reply, 404, err.message);
