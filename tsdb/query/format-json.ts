@@ -80,7 +80,7 @@ function writeDps(w: JsonBytes, p: OutputPoints, opts: FormatOptions, keys: DpsK
   w.ascii(opts.arrays ? '[' : '{');
   const nanAsNull = p.nanAsNull === true;
   for (let i = 0; i < p.count; i++) {
-    w.latin1Bytes(keys.get(i, p.ts[i]!, opts));
+    w.ascii(keys.get(i, p.ts[i]!, opts));
     w.ascii(formatValue(p.values[i]!, p.isInt[i] === 1, nanAsNull));
     if (opts.arrays) w.ascii(']');
   }
@@ -88,30 +88,30 @@ function writeDps(w: JsonBytes, p: OutputPoints, opts: FormatOptions, keys: DpsK
 }
 
 /**
- * The bytes before each point's value (`,"<ts>":` or `,[<ts>,`), by position. Output
- * series of one query mostly share their timestamps (downsampled buckets), so the bytes of
- * the previous series at the same position are reused when the timestamp is the same.
+ * The text before each point's value (`,"<ts>":` or `,[<ts>,`), by position. Output series
+ * of one query mostly share their timestamps (downsampled buckets), so the text of the
+ * previous series at the same position is reused when the timestamp is the same.
  */
 class DpsKeys {
   private ts: number[] = [];
-  private bytes: Uint8Array[] = [];
+  private text: string[] = [];
   private arrays = false;
   private ms = false;
 
-  get(i: number, tsMs: number, opts: FormatOptions): Uint8Array {
+  get(i: number, tsMs: number, opts: FormatOptions): string {
     if (opts.arrays !== this.arrays || opts.msResolution !== this.ms) {
       this.ts = [];
-      this.bytes = [];
+      this.text = [];
       this.arrays = opts.arrays;
       this.ms = opts.msResolution;
     }
-    if (this.ts[i] === tsMs) return this.bytes[i]!;
+    if (this.ts[i] === tsMs) return this.text[i]!;
     const t = opts.msResolution ? tsMs : Math.floor(tsMs / 1000);
     const sep = i === 0 ? '' : ',';
-    const b = Buffer.from(opts.arrays ? `${sep}[${t},` : `${sep}"${t}":`, 'latin1');
+    const k = opts.arrays ? `${sep}[${t},` : `${sep}"${t}":`;
     this.ts[i] = tsMs;
-    this.bytes[i] = b;
-    return b;
+    this.text[i] = k;
+    return k;
   }
 }
 
@@ -144,12 +144,6 @@ class JsonBytes {
     let o = this.len;
     for (let k = 0; k < s.length; k++) b[o++] = s.charCodeAt(k);
     this.len = o;
-  }
-
-  latin1Bytes(bytes: Uint8Array): void {
-    this.ensure(bytes.length);
-    this.buf.set(bytes, this.len);
-    this.len += bytes.length;
   }
 
   /** Any string, as UTF-8. */

@@ -90,9 +90,11 @@ const TOP_FLAGS: Readonly<Record<string, QueryFlag>> = {
   globalAnnotations: 'globalAnnotations', delete: 'delete', padding: 'padding',
 };
 
+const UTF8 = new TextDecoder();
+
 /** Decodes a POST body (text, bytes or an already-parsed value) to its JSON value. */
 function decodeBody(body: unknown): Json {
-  const text = body instanceof Uint8Array ? new TextDecoder().decode(body) : body;
+  const text = body instanceof Uint8Array ? UTF8.decode(body) : body;
   if (text === undefined || text === null || text === '') {
     throw illegal('Missing message content');
   }
