@@ -65,6 +65,12 @@ export class SeriesIndex {
     return out;
   }
 
+  /** Every series of a metric, sorted (a copy of the in-memory list when caching). */
+  async ofMetric(metricUid: Uint8Array, signal?: AbortSignal): Promise<Uint8Array[]> {
+    if (this.cache === undefined) return this.tsuids(metricUid, Number.MAX_SAFE_INTEGER, signal);
+    return (await this.metricSeries(metricUid, signal)).tsuids.slice();
+  }
+
   /** Every series of a metric (cached when caching): sorted TSUIDs. */
   private async metricSeries(metricUid: Uint8Array, signal?: AbortSignal): Promise<MetricSeries> {
     const id = latin1(metricUid);

@@ -84,7 +84,7 @@ async function seriesOf(tsdb: Tsdb, queries: readonly LastQuery[]): Promise<Uint
     const id = await tsdb.metrics.getId(q.metric);
     if (id === undefined) throw new TsdbError('TSDB_NO_SUCH_NAME', `No such name for 'metrics': '${q.metric}'`);
     const want = Object.entries(q.tags ?? {});
-    for (const tsuid of await tsdb.index.tsuids(id, Number.MAX_SAFE_INTEGER)) {
+    for (const tsuid of await tsdb.index.ofMetric(id)) {
       const d = await describeSeries(tsdb, tsuid);
       if (d !== undefined && want.every(([k, v]) => v === '*' || d.tags[k] === v)) out.push(tsuid);
     }

@@ -51,7 +51,7 @@ export function registerLookupRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     }
     const results: Array<{ tsuid: string; metric: string; tags: Record<string, string> }> = [];
     let total = 0;
-    for (const tsuid of await tsdb.index.tsuids(prefix, Number.MAX_SAFE_INTEGER)) {
+    for (const tsuid of await (prefix.length === 0 ? tsdb.index.tsuids(prefix, Number.MAX_SAFE_INTEGER) : tsdb.index.ofMetric(prefix))) {
       const s = await describeSeries(tsdb, tsuid);
       if (s === undefined || !matches(s.tags, tags)) continue;
       total++;
@@ -71,7 +71,7 @@ export function registerLookupRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       const id = await tsdb.metrics.getId(p.metric);
       if (id === undefined) return [];
       const names = new Set<string>();
-      for (const tsuid of await tsdb.index.tsuids(id, Number.MAX_SAFE_INTEGER)) {
+      for (const tsuid of await tsdb.index.ofMetric(id)) {
         const s = await describeSeries(tsdb, tsuid);
         if (s === undefined) continue;
         for (const [k, v] of Object.entries(s.tags)) {
