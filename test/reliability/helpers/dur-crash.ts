@@ -34,9 +34,10 @@ export interface CrashLoopOptions {
   readonly seed: number;
   readonly kills: number;
   /**
-   * Each life of the server lasts until it acknowledged this many points (or 30 s passed,
-   * on a very busy machine), then a further uniform [0, maxExtraMs) ms: the kill lands at
-   * a random moment, after enough data for flushes, compactions and splits to run.
+   * Each life of the server lasts until it acknowledged this many points (and, while the
+   * run has not yet seen a compaction and a split, one of each; or 30 s passed, on a very
+   * busy machine), then a further uniform [0, maxExtraMs) ms: the kill lands at a random
+   * moment, after enough data for flushes, compactions and splits to run.
    */
   readonly acksPerLife: number;
   readonly maxExtraMs: number;
@@ -92,7 +93,10 @@ export async function runCrashLoop(o: CrashLoopOptions): Promise<CrashLoopResult
       let until = Infinity;
       let life = { flushesDone: 0, compactionsDone: 0, splitsDone: 0 };
       while (Date.now() < until) {
-        if (until === Infinity && (acks() - lifeStart >= o.acksPerLife || Date.now() > deadline)) {
+        // Until the run has seen a compaction and a split (a busy machine starts the
+        // background worker late), a life also waits for them, up to its deadline.
+        const covered = compactions + life.compactionsDone > 0 && splits + life.splitsDone > 0;
+        if (until === Infinity && ((acks() - lifeStart >= o.acksPerLife && covered) || Date.now() > deadline)) {
           until = Date.now() + Math.floor(random() * o.maxExtraMs);
         }
         await sleep(Math.min(150, Math.max(0, until - Date.now())));
