@@ -13,6 +13,7 @@
  * leaves the rest to the per-series scan, so a stale series never drags a whole bucket in.
  */
 import type { RowFilter } from '../../core/api/store.js';
+import type { PointBlock } from '../codec/point-block.js';
 import { mergeRowCells } from '../read/row-merge.js';
 import { saltBucket, writeSalt } from '../schema/salt.js';
 import { MAX_BASE_TIME_S, baseTimeOfKey, patchBaseTime } from '../schema/row-key.js';
@@ -145,9 +146,12 @@ function seriesIdOfKey(key: Uint8Array, baseOffset: number): string {
   return s;
 }
 
+/** Decode space reused by every newest() call (each reads its point out before returning). */
+let scratch: PointBlock | undefined;
+
 function newest(cells: Parameters<typeof mergeRowCells>[0] | undefined, baseSec: number): LastPoint | undefined {
   if (cells === undefined) return undefined;
-  const b = mergeRowCells(cells);
+  const b = (scratch = mergeRowCells(cells, scratch));
   if (b.count === 0) return undefined;
   const i = b.count - 1;
   return { ts: baseSec * 1000 + b.offsetsMs[i]!, value: b.values[i]!, isInt: b.isInt[i] === 1 };
