@@ -12,7 +12,7 @@
  * stops every bucket's scan. A long scan yields to the event loop every few milliseconds,
  * so writes, other queries and timers are served while it runs.
  */
-import { toHex } from '../../core/api/bytes.js';
+import { latin1, toHex } from '../../core/api/bytes.js';
 import type { Cell, Row, RowFilter } from '../../core/api/store.js';
 import type { Annotation } from '../meta/annotations.js';
 import type { PointBlock } from '../codec/point-block.js';
@@ -111,7 +111,9 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
   const head = w.saltWidth + w.metric + 4;
   let lastYield = performance.now();
   const seriesOf = (key: Uint8Array): ScannedSeries => {
-    const id = seriesId(key, w.saltWidth, w.saltWidth + w.metric, head);
+    // Every row of this scan has the metric `req.metricUid`, and the salt follows from the
+    // metric and tags: the tag pairs alone name the series.
+    const id = latin1(key.subarray(head));
     let s = bySeries.get(id);
     if (s === undefined) {
       if (bySeries.size >= maxSeries) throw tooLarge(`more than ${maxSeries} series`);
@@ -200,14 +202,6 @@ function newSeries(key: Uint8Array, saltWidth: number, metricWidth: number, head
   const tags: Array<[Uint8Array, Uint8Array]> = [];
   for (let o = metricWidth; o < tsuid.length; o += pairLen) tags.push([tsuid.subarray(o, o + tagkWidth), tsuid.subarray(o + tagkWidth, o + pairLen)]);
   return { tsuid, tags, count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 };
-}
-
-/** The series part of a row key (metric and tags) as a map key. */
-function seriesId(key: Uint8Array, from: number, metricEnd: number, head: number): string {
-  let s = '';
-  for (let i = from; i < metricEnd; i++) s += String.fromCharCode(key[i]!);
-  for (let i = head; i < key.length; i++) s += String.fromCharCode(key[i]!);
-  return s;
 }
 
 function compareIds(a: Uint8Array, b: Uint8Array): number {
