@@ -27,7 +27,10 @@ import type { MetricSubQuery, SubQuery, TsQuery } from './query-spec.js';
 import { rateOf, subQueryEcho } from './query-spec.js';
 import { literalsToResolve, planRowKeyFilter, tsuidKeyRegex } from './row-key-filter.js';
 import type { ResolvedTagFilter } from './row-key-filter.js';
+import { getAggregator, isAggregator } from './aggregators.js';
+import type { Aggregator } from './aggregators.js';
 import { seriesKeyOfTsuid } from './last-point.js';
+import { bucketsStayInRows } from './point-append.js';
 import { checkDeadline, scanSeries, tsuidHex } from './scanner.js';
 import type { QueryDeadline, ScannedSeries, ScanStats } from './scanner.js';
 import type { Points, SeriesData } from './series.js';
@@ -75,6 +78,8 @@ interface Found {
   readonly annotations: Annotation[];
   /** Points already through the per-series pipeline (decoded by a worker). */
   readonly prepared?: Points;
+  /** data holds downsampled buckets (the scan downsampled row by row). */
+  readonly downsampled?: boolean;
 }
 
 async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLimits, stats: ScanStats, signal?: AbortSignal, deadline?: QueryDeadline): Promise<{ series: Found[]; groupBy: readonly Uint8Array[] }> {
@@ -125,6 +130,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
     if (tsuids.length * hours.length <= exactMax) keys = rowKeysOf(tsdb, [...new Map(tsuids.map((t) => [toHex(t), t])).values()].sort(compareBytes), hours);
   }
   if (keys !== undefined) filter = undefined;
+  const rowDownsample = q.delete ? undefined : downsampleByRow(sub);
   const pool = q.delete || keys !== undefined ? undefined : tsdb.queryDecodePool();
   const parallel = pool !== undefined && (await expectedRows(tsdb, sub, metricUid, win, tsdb.config.queryParallelMinRows)) >= tsdb.config.queryParallelMinRows;
   const session = parallel ? pool.session({ startMs: win.startMs, endMs: win.endMs - 1, maxPoints: limits.maxPoints, spec: pipelineSpecOf(q, sub) }) : undefined;
@@ -136,6 +142,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
       ...(q.noAnnotations ? {} : { annotations: (cells: Parameters<typeof annotationsInCells>[0]) => annotationsInCells(cells, q.startMs, q.endMs) }),
       ...(q.delete ? { rowKeys: true } : {}),
       ...(keys === undefined ? {} : { keys }),
+      ...(rowDownsample === undefined ? {} : { downsample: rowDownsample }),
       ...(session === undefined ? {} : { decode: { session, workerOf: (salt: number, buckets: number) => pool!.workerOf(salt, buckets) } }),
     }, stats);
   } catch (err) {
@@ -173,6 +180,18 @@ function rowKeysOf(tsdb: Tsdb, tsuids: readonly Uint8Array[], hours: readonly nu
   return keys;
 }
 
+/**
+ * The downsampling the scan may do row by row (scanner.ts ScanRequest.downsample): a fixed
+ * interval that divides an hour, without a fill policy (a fill emits buckets between rows
+ * and across the window, so it stays with downsample.ts), with a valid function.
+ */
+function downsampleByRow(sub: SubQuery): { intervalMs: number; fn: Aggregator } | undefined {
+  const ds = sub.downsample;
+  if (ds === undefined || ds.all || ds.calendar || ds.fill !== 'none' || !bucketsStayInRows(ds.intervalMs) || !isAggregator(ds.fn)) return undefined;
+  const fn = getAggregator(ds.fn);
+  return fn.name === 'none' ? undefined : { intervalMs: ds.intervalMs, fn };
+}
+
 /** Tag keys and literal values to UIDs; undefined when a literal filter can match nothing. */
 async function resolveFilters(tsdb: Tsdb, sub: MetricSubQuery): Promise<ResolvedTagFilter[] | undefined> {
   const out: ResolvedTagFilter[] = [];
@@ -206,7 +225,7 @@ async function describe(tsdb: Tsdb, metric: string, s: ScannedSeries): Promise<F
     tagUids.set(toHex(k), v);
   }
   const data: SeriesData = { metric, tags, tsuid: tsuidHex(s.tsuid), count: s.prepared === undefined ? s.count : 0, ts: s.ts, values: s.values, isInt: s.isInt, exact: s.exact };
-  return { data, tagUids, annotations: s.annotations ?? [], rowKeys: s.rowKeys ?? [], ...(s.prepared === undefined ? {} : { prepared: s.prepared }) };
+  return { data, tagUids, annotations: s.annotations ?? [], rowKeys: s.rowKeys ?? [], ...(s.prepared === undefined ? {} : { prepared: s.prepared }), ...(s.downsampled === true ? { downsampled: true } : {}) };
 }
 
 /** Groups (by the group-by tags' value UIDs) and runs each group through the pipeline. */
@@ -236,7 +255,7 @@ async function aggregateSub(q: TsQuery, sub: SubQuery, found: { series: Found[];
     signal?.throwIfAborted();
     checkDeadline(deadline);
     const members = groups.get(key)!;
-    const [points] = preparer.combine(members.map((m) => m.prepared ?? preparer.prepare(m.data)));
+    const [points] = preparer.combine(members.map((m) => m.prepared ?? (m.downsampled === true ? preparer.prepareDownsampled(m.data) : preparer.prepare(m.data))));
     if (points === undefined) continue;
     const { tags, aggregateTags } = computeTags(members.map((m) => m.data.tags));
     const annotations = members.flatMap((m) => m.annotations);

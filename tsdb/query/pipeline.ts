@@ -97,6 +97,14 @@ export class SeriesPreparer {
     return p;
   }
 
+  /**
+   * prepare() for a series whose points were downsampled as they were read (scanner.ts
+   * ScanRequest.downsample, which takes only the scan window's points): the rate, if any.
+   */
+  prepareDownsampled(s: Points): Points {
+    return this.spec.rate !== undefined ? rate(s, this.spec.rate) : s;
+  }
+
   /** The cross-series half: aggregate prepared series with interpolation, then trim. */
   combine(prepared: readonly Points[]): OutSeries[] {
     if (prepared.length === 0) return [];

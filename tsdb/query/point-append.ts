@@ -3,6 +3,7 @@
  * thread, decode-worker.ts in a worker): rows of one series come in base-hour order.
  */
 import type { PointBlock } from '../codec/point-block.js';
+import type { Aggregator } from './aggregators.js';
 import type { Points } from './series.js';
 
 /** Appends the block's points inside [startMs, endMs]; returns how many. */
@@ -25,6 +26,49 @@ export function appendRow(s: Points, b: PointBlock, baseMs: number, startMs: num
 }
 
 const HOUR_MS = 3_600_000;
+
+/**
+ * True when a fixed downsample interval of `intervalMs` never lets a bucket span two hour
+ * rows (it divides an hour, and buckets are epoch-aligned): then a row's buckets are final
+ * when the row is read, and appendRowBuckets may downsample row by row.
+ */
+export function bucketsStayInRows(intervalMs: number): boolean {
+  return Number.isInteger(intervalMs) && intervalMs > 0 && HOUR_MS % intervalMs === 0;
+}
+
+/**
+ * Downsamples the block's points inside [startMs, endMs] straight into the series (one
+ * point per non-empty bucket, `fn.runDouble` over the bucket's values in time order, as
+ * downsample.ts does without a fill policy), instead of appending every point for
+ * downsample() to read again. REQUIRES bucketsStayInRows(intervalMs), rows of the series
+ * in base-hour order. Returns the raw points read (for the point limit).
+ */
+export function appendRowBuckets(s: Points, b: PointBlock, baseMs: number, startMs: number, endMs: number, intervalMs: number, fn: Aggregator): number {
+  const off = b.offsetsMs;
+  let lo = 0;
+  let hi = b.count;
+  while (lo < hi && baseMs + off[lo]! < startMs) lo++;
+  while (hi > lo && baseMs + off[hi - 1]! > endMs) hi--;
+  if (hi === lo) return 0;
+  const need = s.count + Math.min(hi - lo, Math.ceil(HOUR_MS / intervalMs));
+  if (need > s.ts.length) grow(s, capacityFor(need, baseMs, startMs, endMs, s.ts.length));
+  let k = s.count;
+  let i = lo;
+  while (i < hi) {
+    const t = baseMs + off[i]!;
+    const bucket = t - (t % intervalMs);
+    const bucketEnd = bucket + intervalMs;
+    let j = i + 1;
+    while (j < hi && baseMs + off[j]! < bucketEnd) j++;
+    s.ts[k] = bucket;
+    s.values[k] = fn.runDouble(b.values, i, j);
+    s.isInt[k] = 0;
+    k++;
+    i = j;
+  }
+  s.count = k;
+  return hi - lo;
+}
 
 /**
  * The new capacity of a series' arrays once `need` points do not fit: rows come in

@@ -19,7 +19,8 @@ import type { PointBlock } from '../codec/point-block.js';
 import { TsdbError } from '../errors.js';
 import { mergeRowCells } from '../read/row-merge.js';
 import type { DecodeSession } from './decode-pool.js';
-import { appendRow } from './point-append.js';
+import type { Aggregator } from './aggregators.js';
+import { appendRow, appendRowBuckets, bucketsStayInRows } from './point-append.js';
 import type { Points } from './series.js';
 import { baseTimeOfKey, metricScanRange } from '../schema/row-key.js';
 import { DATA_FAMILY } from '../tables.js';
@@ -45,6 +46,12 @@ export interface ScanRequest {
    * scanning every salt bucket; `filter` is then not applied (the keys already match it).
    */
   readonly keys?: readonly Uint8Array[];
+  /**
+   * Downsample each row as it is read (point-append.ts appendRowBuckets; only for an
+   * interval where bucketsStayInRows): the series then hold their buckets, not their
+   * points, and are marked `downsampled`. Not for the rows sent to workers.
+   */
+  readonly downsample?: { readonly intervalMs: number; readonly fn: Aggregator };
   /** Decode the buckets `workerOf` gives to a worker (≥ 0) there (decode-pool.ts). */
   readonly decode?: { readonly session: DecodeSession; workerOf(salt: number, buckets: number): number };
 }
@@ -75,6 +82,8 @@ export interface ScannedSeries {
   exact?: BigInt64Array;
   /** Annotations found in the series' rows (only with ScanRequest.annotations). */
   annotations?: Annotation[];
+  /** Its points are already downsampled buckets (ScanRequest.downsample). */
+  downsampled?: boolean;
   /** The row keys read (only with ScanRequest.rowKeys). */
   rowKeys?: Uint8Array[];
   /**
@@ -125,6 +134,8 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
     return s;
   };
   const decode = req.decode;
+  const ds = req.downsample;
+  if (ds !== undefined && !bucketsStayInRows(ds.intervalMs)) throw new RangeError(`rows cannot be downsampled one by one at ${ds.intervalMs} ms`);
   const remote = new Set<ScannedSeries>();
   let block: PointBlock | undefined;
   /** One row read: decoded here, or sent to `worker` (≥ 0) to be decoded there. */
@@ -147,7 +158,12 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
     const s = seriesOf(key);
     if (notes !== undefined && notes.length > 0) (s.annotations ??= []).push(...notes);
     if (req.rowKeys === true) (s.rowKeys ??= []).push(key);
-    points += appendRow(s, block, baseTimeOfKey(w, key) * 1000, req.startMs, req.endMs);
+    if (ds !== undefined) {
+      s.downsampled = true;
+      points += appendRowBuckets(s, block, baseTimeOfKey(w, key) * 1000, req.startMs, req.endMs, ds.intervalMs, ds.fn);
+    } else {
+      points += appendRow(s, block, baseTimeOfKey(w, key) * 1000, req.startMs, req.endMs);
+    }
     if (points > maxPoints) throw tooLarge(`more than ${maxPoints} data points`);
   };
   const scanBucket = async (salt: number): Promise<void> => {
