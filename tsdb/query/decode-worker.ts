@@ -16,7 +16,8 @@ import { mergeRowCells } from '../read/row-merge.js';
 import { DATA_FAMILY } from '../tables.js';
 import { SeriesPreparer } from './pipeline.js';
 import type { PipelineSpec } from './pipeline.js';
-import { appendRow } from './point-append.js';
+import { appendRow, appendRowBuckets, rowDownsampleOf } from './point-append.js';
+import type { RowDownsample } from './point-append.js';
 import { unpackRows } from './row-pack.js';
 import type { Points } from './series.js';
 
@@ -43,7 +44,9 @@ interface Session {
   readonly endMs: number;
   readonly maxPoints: number;
   readonly spec: PipelineSpec | undefined;
-  readonly series: Map<number, Points>;
+  readonly series: Map<number, { p: Points; raw: number }>;
+  /** Rows are downsampled as they come (point-append.ts), when the spec allows it. */
+  readonly rowDs: RowDownsample | undefined;
   points: number;
   block: PointBlock | undefined;
   failed: Error | undefined;
@@ -58,12 +61,14 @@ function onRows(s: Session, bytes: Uint8Array): void {
     const block = mergeRowCells(cells, s.block);
     s.block = block;
     if (block.count === 0) return;
-    let p = s.series.get(index);
-    if (p === undefined) {
-      p = { count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 };
-      s.series.set(index, p);
+    let e = s.series.get(index);
+    if (e === undefined) {
+      e = { p: { count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 }, raw: 0 };
+      s.series.set(index, e);
     }
-    s.points += appendRow(p, block, baseMs, s.startMs, s.endMs);
+    const n = s.rowDs === undefined ? appendRow(e.p, block, baseMs, s.startMs, s.endMs) : appendRowBuckets(e.p, block, baseMs, s.startMs, s.endMs, s.rowDs.intervalMs, s.rowDs.fn);
+    e.raw += n;
+    s.points += n;
     if (s.points > s.maxPoints) throw new TsdbError('TSDB_TOO_LARGE', `Query exceeded a limit: more than ${s.maxPoints} data points`);
   });
 }
@@ -72,8 +77,8 @@ function onEnd(sid: number, s: Session): void {
   const preparer = s.spec === undefined ? undefined : new SeriesPreparer(s.spec);
   const out: WorkerSeries[] = [];
   const transfer: ArrayBuffer[] = [];
-  for (const [index, raw] of s.series) {
-    const points = preparer === undefined ? raw : preparer.prepare(raw);
+  for (const [index, { p: raw, raw: rawCount }] of s.series) {
+    const points = preparer === undefined ? raw : s.rowDs !== undefined ? preparer.prepareDownsampled(raw) : preparer.prepare(raw);
     // Own buffers of exactly the points, so the transfer moves nothing else.
     const own: Points = {
       count: points.count,
@@ -84,7 +89,7 @@ function onEnd(sid: number, s: Session): void {
     };
     transfer.push(own.ts.buffer as ArrayBuffer, own.values.buffer as ArrayBuffer, own.isInt.buffer as ArrayBuffer);
     if (own.exact !== undefined) transfer.push(own.exact.buffer as ArrayBuffer);
-    out.push({ index, raw: raw.count, points: own });
+    out.push({ index, raw: rawCount, points: own });
   }
   post({ sid, series: out }, transfer);
 }
@@ -101,7 +106,9 @@ function wireError(err: unknown): { name: string; code?: string; message: string
 
 parentPort!.on('message', (m: WorkerIn) => {
   if (m.type === 'begin') {
-    sessions.set(m.sid, { startMs: m.startMs, endMs: m.endMs, maxPoints: m.maxPoints, spec: m.spec, series: new Map(), points: 0, block: undefined, failed: undefined });
+    // Row-by-row downsampling needs the spec's pipeline after it (a prepared session).
+    const rowDs = m.spec === undefined ? undefined : rowDownsampleOf(m.spec.downsample);
+    sessions.set(m.sid, { startMs: m.startMs, endMs: m.endMs, maxPoints: m.maxPoints, spec: m.spec, series: new Map(), rowDs, points: 0, block: undefined, failed: undefined });
     return;
   }
   const s = sessions.get(m.sid);

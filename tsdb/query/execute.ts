@@ -27,10 +27,8 @@ import type { MetricSubQuery, SubQuery, TsQuery } from './query-spec.js';
 import { rateOf, subQueryEcho } from './query-spec.js';
 import { literalsToResolve, planRowKeyFilter, tsuidKeyRegex } from './row-key-filter.js';
 import type { ResolvedTagFilter } from './row-key-filter.js';
-import { getAggregator, isAggregator } from './aggregators.js';
-import type { Aggregator } from './aggregators.js';
 import { seriesKeyOfTsuid } from './last-point.js';
-import { bucketsStayInRows } from './point-append.js';
+import { rowDownsampleOf } from './point-append.js';
 import { checkDeadline, scanSeries, tsuidHex } from './scanner.js';
 import type { QueryDeadline, ScannedSeries, ScanStats } from './scanner.js';
 import type { Points, SeriesData } from './series.js';
@@ -130,7 +128,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
     if (tsuids.length * hours.length <= exactMax) keys = rowKeysOf(tsdb, [...new Map(tsuids.map((t) => [toHex(t), t])).values()].sort(compareBytes), hours);
   }
   if (keys !== undefined) filter = undefined;
-  const rowDownsample = q.delete ? undefined : downsampleByRow(sub);
+  const rowDownsample = q.delete ? undefined : rowDownsampleOf(sub.downsample);
   const pool = q.delete || keys !== undefined ? undefined : tsdb.queryDecodePool();
   const parallel = pool !== undefined && (await expectedRows(tsdb, sub, metricUid, win, tsdb.config.queryParallelMinRows)) >= tsdb.config.queryParallelMinRows;
   const session = parallel ? pool.session({ startMs: win.startMs, endMs: win.endMs - 1, maxPoints: limits.maxPoints, spec: pipelineSpecOf(q, sub) }) : undefined;
@@ -178,18 +176,6 @@ function rowKeysOf(tsdb: Tsdb, tsuids: readonly Uint8Array[], hours: readonly nu
     for (const h of hours) keys.push(rowKeyWithBaseTime(tsdb.widths, template, h));
   }
   return keys;
-}
-
-/**
- * The downsampling the scan may do row by row (scanner.ts ScanRequest.downsample): a fixed
- * interval that divides an hour, without a fill policy (a fill emits buckets between rows
- * and across the window, so it stays with downsample.ts), with a valid function.
- */
-function downsampleByRow(sub: SubQuery): { intervalMs: number; fn: Aggregator } | undefined {
-  const ds = sub.downsample;
-  if (ds === undefined || ds.all || ds.calendar || ds.fill !== 'none' || !bucketsStayInRows(ds.intervalMs) || !isAggregator(ds.fn)) return undefined;
-  const fn = getAggregator(ds.fn);
-  return fn.name === 'none' ? undefined : { intervalMs: ds.intervalMs, fn };
 }
 
 /** Tag keys and literal values to UIDs; undefined when a literal filter can match nothing. */

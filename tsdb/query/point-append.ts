@@ -4,6 +4,8 @@
  */
 import type { PointBlock } from '../codec/point-block.js';
 import type { Aggregator } from './aggregators.js';
+import { getAggregator, isAggregator } from './aggregators.js';
+import type { DownsampleSpec } from './downsample.js';
 import type { Points } from './series.js';
 
 /** Appends the block's points inside [startMs, endMs]; returns how many. */
@@ -34,6 +36,23 @@ const HOUR_MS = 3_600_000;
  */
 export function bucketsStayInRows(intervalMs: number): boolean {
   return Number.isInteger(intervalMs) && intervalMs > 0 && HOUR_MS % intervalMs === 0;
+}
+
+/** How to downsample row by row (appendRowBuckets). */
+export interface RowDownsample {
+  readonly intervalMs: number;
+  readonly fn: Aggregator;
+}
+
+/**
+ * The downsampling a scan may do row by row: a fixed interval that divides an hour, without
+ * a fill policy (a fill emits buckets between rows and across the window, so it stays with
+ * downsample.ts), with a valid function; undefined otherwise.
+ */
+export function rowDownsampleOf(ds: DownsampleSpec | undefined): RowDownsample | undefined {
+  if (ds === undefined || ds.all || ds.calendar || ds.fill !== 'none' || !bucketsStayInRows(ds.intervalMs) || !isAggregator(ds.fn)) return undefined;
+  const fn = getAggregator(ds.fn);
+  return fn.name === 'none' ? undefined : { intervalMs: ds.intervalMs, fn };
 }
 
 /**
