@@ -31,7 +31,7 @@ import { readWal } from '../wal/wal-reader.js';
 import { WAL_META_RECORD_SIZE } from '../wal/wal-format.js';
 import type { FileMeta } from './file-meta.js';
 import { LOCK_NAME, parseName, sstName, walName } from './filenames.js';
-import { KeyKind, kindOf, rowOf, seqOf, timestampOf } from './internal-key.js';
+import { KeyKind, TRAILER_BYTES, kindOf, rowOf, seqOf, timestampOf } from './internal-key.js';
 import type { JobRunner } from './job-runner.js';
 import { InlineJobRunner, WorkerJobRunner } from './job-runner.js';
 import type { CompactionJob, FlushJob } from './jobs.js';
@@ -44,7 +44,7 @@ import { Region, TableState } from './region.js';
 import { RowLocks } from './row-locks.js';
 import { SeqTracker } from './seq-tracker.js';
 import type { SstSettings } from './sst-options.js';
-import { decodeBatch, encodeBatch } from './write-batch.js';
+import { decodeBatchEntries, encodeBatch } from './write-batch.js';
 import { pickMinor, tombstoneHeavy, DEFAULT_RATIO } from './compaction-picker.js';
 import { ReaderPool } from './reader-pool.js';
 import { ByteWriter } from '../util/coding.js';
@@ -268,16 +268,22 @@ export class Engine {
       }
       let maxSeq = 0;
       for (const rec of res.records) {
-        const b = decodeBatch(rec, `wal ${path}`);
+        const b = decodeBatchEntries(rec, `wal ${path}`);
         const t = this.tablesById.get(b.tableId);
-        for (let i = 0; i < b.keys.length; i++) {
-          const k = b.keys[i]!;
-          const seq = seqOf(k);
+        const e = b.entries;
+        for (let i = 0; i < b.count; i++) {
+          const j = 4 * i;
+          const ko = e[j]!;
+          const kl = e[j + 1]!;
+          if (kl < TRAILER_BYTES + 3 || 3 + ((rec[ko]! << 8) | rec[ko + 1]!) > kl - TRAILER_BYTES) {
+            throw new StoreError('STORE_CORRUPTION', `wal ${path}: batch entry ${i} of table ${b.tableId} is not an internal key (${kl} bytes)`);
+          }
+          const seq = seqOf(rec.subarray(ko + kl - TRAILER_BYTES, ko + kl));
           if (seq > maxSeq) maxSeq = seq;
           if (t === undefined || t.dropped) continue;
-          const region = t.regionFor(rowOf(k));
+          const region = t.regionFor(rec.subarray(ko + 2, ko + 2 + ((rec[ko]! << 8) | rec[ko + 1]!)));
           if (seq <= region.flushedSeq) continue;
-          region.active.add(k, b.values[i]!, seq, timestampOf(k), kindOf(k) !== KeyKind.Put);
+          region.active.addFrom(rec, ko, kl, e[j + 2]!, e[j + 3]!);
         }
       }
       if (maxSeq > lastSeq) lastSeq = maxSeq;

@@ -118,31 +118,57 @@ export interface DecodedBatch {
   readonly values: Uint8Array[];
 }
 
+export interface DecodedBatchEntries {
+  readonly tableId: number;
+  readonly count: number;
+  /** As EncodedBatch.entries: [4i] key offset, [4i+1] key length, [4i+2] value offset, [4i+3] value length. */
+  readonly entries: Uint32Array;
+}
+
 /** Decodes a payload; entries are views into it. Throws STORE_CORRUPTION on malformed input. */
 export function decodeBatch(payload: Uint8Array, where: string): DecodedBatch {
+  const { tableId, count, entries } = decodeBatchEntries(payload, where);
+  const keys: Uint8Array[] = new Array(count);
+  const values: Uint8Array[] = new Array(count);
+  for (let i = 0; i < count; i++) {
+    const j = 4 * i;
+    keys[i] = payload.subarray(entries[j]!, entries[j]! + entries[j + 1]!);
+    values[i] = payload.subarray(entries[j + 2]!, entries[j + 2]! + entries[j + 3]!);
+  }
+  return { tableId, keys, values };
+}
+
+/**
+ * Decodes a payload into entry offsets (no views: recovery copies entries from the payload
+ * into memstores with Memstore.addFrom). Throws STORE_CORRUPTION on malformed input.
+ */
+export function decodeBatchEntries(payload: Uint8Array, where: string): DecodedBatchEntries {
   if (payload.length < 9 || payload[0] !== BATCH_TAG) {
     throw new StoreError('STORE_CORRUPTION', `${where}: not a write batch (tag ${payload[0]}, ${payload.length} bytes)`);
   }
   const dv = new DataView(payload.buffer, payload.byteOffset, payload.byteLength);
   const tableId = dv.getUint32(1);
   const count = dv.getUint32(5);
-  const keys: Uint8Array[] = [];
-  const values: Uint8Array[] = [];
+  // Every entry takes at least 2 bytes: a count past that is damage, not an allocation to make.
+  if (count > (payload.length - 9) / 2) throw new StoreError('STORE_CORRUPTION', `${where}: batch of ${count} entries in ${payload.length} bytes`);
+  const entries = new Uint32Array(4 * count);
   let o = 9;
   for (let i = 0; i < count; i++) {
     let kl: number;
     [kl, o] = getUvarint(payload, o, where);
     if (o + kl > payload.length) throw new StoreError('STORE_CORRUPTION', `${where}: batch key ${i} overruns the record`);
-    keys.push(payload.subarray(o, o + kl));
+    entries[4 * i] = o;
+    entries[4 * i + 1] = kl;
     o += kl;
     let vl: number;
     [vl, o] = getUvarint(payload, o, where);
     if (o + vl > payload.length) throw new StoreError('STORE_CORRUPTION', `${where}: batch value ${i} overruns the record`);
-    values.push(payload.subarray(o, o + vl));
+    entries[4 * i + 2] = o;
+    entries[4 * i + 3] = vl;
     o += vl;
   }
   if (o !== payload.length) throw new StoreError('STORE_CORRUPTION', `${where}: ${payload.length - o} trailing bytes after batch`);
-  return { tableId, keys, values };
+  return { tableId, count, entries };
 }
 
 function getUvarint(b: Uint8Array, o: number, where: string): [number, number] {

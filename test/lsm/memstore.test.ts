@@ -13,7 +13,7 @@ import {
 import { ENTRY_OVERHEAD_BYTES, Memstore } from '../../core/lsm/memstore.js';
 import type { MemstoreOptions } from '../../core/lsm/memstore.js';
 import { LEAF_MAX } from '../../core/lsm/memstore-slab.js';
-import { decodeBatch, encodeBatch } from '../../core/lsm/write-batch.js';
+import { decodeBatch, decodeBatchEntries, encodeBatch } from '../../core/lsm/write-batch.js';
 import { ByteReader, ByteWriter } from '../../core/util/coding.js';
 import { Random } from '../../core/util/random.js';
 import { seeds } from '../helpers/store-model.js';
@@ -269,6 +269,10 @@ describe('Memstore accounting and flush serialization', () => {
     for (const f of ['count', 'sizeBytes', 'minSeq', 'maxSeq', 'minTs', 'maxTs', 'deletions'] as const) expect(a[f]).toBe(b[f]);
     expect(a.minSeq).toBe(1000);
     expect(a.maxSeq).toBe(batch.lastSeq);
+    // Recovery reads the same offsets back from the WAL record.
+    const back = decodeBatchEntries(batch.payload, 'test');
+    expect([back.tableId, back.count]).toEqual([1, batch.count]);
+    expect([...back.entries]).toEqual([...batch.entries]);
   });
 
   it('addFrom outside the batch layout (key and value apart) copies both', () => {
