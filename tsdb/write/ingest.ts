@@ -122,6 +122,8 @@ export class Ingestor {
   private rejected = 0;
   private overloadRejections = 0;
   private created = 0;
+  /** Series being created by some call (series text → its entry, once recorded). */
+  private readonly resolving = new Map<string, Promise<SeriesEntry>>();
   private groups = 0;
   private cells = 0;
 
@@ -283,31 +285,77 @@ export class Ingestor {
       }
     }
     if (missing !== undefined) {
-      const created: SeriesEntry[] = [];
-      await Promise.all([...missing].map(async ([text, idx]) => {
-        try {
-          const e = await this.createEntry(points[idx[0]!]!);
-          created.push(e);
+      // A series another call is creating right now (connections that first see it in the
+      // same moment) is waited for, not created twice: one entry, one set of UID lookups
+      // and one index write per series.
+      const owned: Array<[string, number[]]> = [];
+      const waits: Promise<void>[] = [];
+      for (const [text, idx] of missing) {
+        const pending = this.resolving.get(text);
+        if (pending === undefined) {
+          owned.push([text, idx]);
+          continue;
+        }
+        waits.push(pending.then((e) => {
           for (const i of idx) entries[i] = e;
-        } catch (err) {
+        }, (err: unknown) => {
           if (!isTsdbError(err)) throw err;
           for (const i of idx) outcomes[i] = err;
-        }
-      }));
-      if (created.length > 0 && this.deps.recordSeries !== undefined) {
-        try {
-          await this.deps.recordSeries(created.map((e) => tsuidOfKey(this.deps.widths, e.template)));
-        } catch (err) {
-          throw new TsdbError('TSDB_STORAGE', `storage failed the series index write: ${(err as Error).message}`, { cause: err });
-        }
+        }));
       }
-      // Cached only once recorded: a failed index write is retried with the next point.
-      for (const [text, idx] of missing) {
-        const e = entries[idx[0]!];
-        if (e !== undefined) this.series.set(text, e);
+      const settle = new Map<string, { resolve(e: SeriesEntry): void; reject(err: unknown): void }>();
+      for (const [text] of owned) {
+        const p = new Promise<SeriesEntry>((resolve, reject) => settle.set(text, { resolve, reject }));
+        p.catch(() => undefined); // nobody may be waiting
+        this.resolving.set(text, p);
       }
+      try {
+        await this.createSeries(points, owned, entries, outcomes);
+        for (const [text, idx] of owned) {
+          const e = entries[idx[0]!];
+          if (e !== undefined) settle.get(text)!.resolve(e);
+          else settle.get(text)!.reject(outcomes[idx[0]!]);
+        }
+      } catch (err) {
+        for (const s of settle.values()) s.reject(err);
+        throw err;
+      } finally {
+        for (const [text] of owned) this.resolving.delete(text);
+      }
+      await Promise.all(waits);
     }
     return entries;
+  }
+
+  /**
+   * Creates the entries of `owned` series (text → point indexes), records them in the
+   * series index in one write, then caches them; fills `entries`, or `outcomes` for series
+   * that were rejected.
+   */
+  private async createSeries(points: readonly IncomingPoint[], owned: ReadonlyArray<[string, number[]]>, entries: (SeriesEntry | undefined)[], outcomes: PointOutcome[]): Promise<void> {
+    const created: SeriesEntry[] = [];
+    await Promise.all(owned.map(async ([, idx]) => {
+      try {
+        const e = await this.createEntry(points[idx[0]!]!);
+        created.push(e);
+        for (const i of idx) entries[i] = e;
+      } catch (err) {
+        if (!isTsdbError(err)) throw err;
+        for (const i of idx) outcomes[i] = err;
+      }
+    }));
+    if (created.length > 0 && this.deps.recordSeries !== undefined) {
+      try {
+        await this.deps.recordSeries(created.map((e) => tsuidOfKey(this.deps.widths, e.template)));
+      } catch (err) {
+        throw new TsdbError('TSDB_STORAGE', `storage failed the series index write: ${(err as Error).message}`, { cause: err });
+      }
+    }
+    // Cached only once recorded: a failed index write is retried with the next point.
+    for (const [text, idx] of owned) {
+      const e = entries[idx[0]!];
+      if (e !== undefined) this.series.set(text, e);
+    }
   }
 
   private async createEntry(p: IncomingPoint): Promise<SeriesEntry> {

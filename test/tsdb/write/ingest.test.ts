@@ -96,4 +96,31 @@ describe('Ingestor', () => {
     expect(isTsdbError(err, 'TSDB_ILLEGAL_ARGUMENT')).toBe(true);
     expect((err as Error).message).toMatch(/written with schema/);
   });
+
+  it('creates a series once when calls first see it at the same moment; a rejected one fails every call', async () => {
+    const { tsdb } = await openFixture();
+    const recorded: string[] = [];
+    const record = tsdb.index.record.bind(tsdb.index);
+    tsdb.index.record = async (tsuids, nowMs) => {
+      recorded.push(...tsuids.map(toHex));
+      return record(tsuids, nowMs);
+    };
+    const calls = Array.from({ length: 6 }, (_, c) => tsdb.ingest.write([
+      pt('m', T0 + c, c, { host: 'a' }),
+      pt('m', T0 + c, c, { host: `own${c}` }),
+      pt('m', T0 + c, c, { host: 'b', dc: 'x' }),
+      pt('m', T0 + c, c, { 'bad tag': 'v' }),
+    ]));
+    const outs = await Promise.all(calls);
+    for (const out of outs) {
+      expect(out.slice(0, 3)).toEqual([undefined, undefined, undefined]);
+      expect(isTsdbError(out[3])).toBe(true);
+    }
+    // a, b and the six own series: one entry and one index record each.
+    expect(tsdb.ingest.stats().seriesCreated).toBe(8);
+    expect(recorded).toHaveLength(8);
+    expect(new Set(recorded).size).toBe(8);
+    const a = await readSeries(tsdb, 'm', { host: 'a' }, T0 * 1000, (T0 + 10) * 1000);
+    expect(a.map((p) => p.value)).toEqual([0, 1, 2, 3, 4, 5]);
+  });
 });
