@@ -97,6 +97,17 @@ export interface TsdbConfig {
   readonly maxConnections: number;
 }
 
+/**
+ * Decode workers by default: none on a machine of 2 cores or fewer, cores − 1 (at most 3)
+ * above. The main thread scans every bucket whatever the workers do, and since rows are
+ * downsampled as they are read, the share left to hand over no longer pays for packing and
+ * posting it there: on 2 cores, serial q2/q4 of the devops set answered in 16–21 / 32–33 ms
+ * against 20–26 / 35–37 with one worker (bench/README.md).
+ */
+export function defaultDecodeThreads(cores: number): number {
+  return cores <= 2 ? 0 : Math.min(3, cores - 1);
+}
+
 export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   uidWidthMetric: 3,
   uidWidthTagk: 3,
@@ -126,7 +137,7 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   queryTimeoutMs: 120_000,
   queryMaxConcurrent: 8,
   queryQueueMs: 5000,
-  queryDecodeThreads: Math.max(0, Math.min(3, availableParallelism() - 1)),
+  queryDecodeThreads: defaultDecodeThreads(availableParallelism()),
   queryParallelMinRows: 1000,
   queryExactMaxRows: 256,
   authTokensFile: '',

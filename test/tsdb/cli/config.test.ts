@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArgsError, parseServeCommand } from '../../../tsdb/cli/args.js';
 import { CONFIG_KEYS, ConfigError, parseConfigText, parseProperties } from '../../../tsdb/cli/config-file.js';
-import { DEFAULT_TSDB_CONFIG } from '../../../tsdb/config.js';
+import { DEFAULT_TSDB_CONFIG, defaultDecodeThreads } from '../../../tsdb/config.js';
 import { VERSION } from '../../../tsdb/version.js';
 import { horae, tempDir } from './cli-helpers.js';
 
@@ -225,5 +225,11 @@ describe('runCli dispatch', () => {
     const bad = await horae(['frobnicate']);
     expect(bad.code).toBe(2);
     expect(bad.err).toContain("unknown command 'frobnicate'");
+  });
+});
+
+describe('defaults that depend on the machine', () => {
+  it('decode workers: none on 2 cores or fewer, else cores - 1, at most 3', () => {
+    expect([1, 2, 3, 4, 8, 64].map(defaultDecodeThreads)).toEqual([0, 0, 2, 3, 3, 3]);
   });
 });
