@@ -822,8 +822,15 @@ export class Engine {
       this.readers.acquire(n).then(
         () => {
           try {
-            // Re-check: the region may have changed while the file opened.
-            if (r.retired || r.flushing || r.compacting || r.immutables.length > 0 || this.closed) return;
+            // Re-check: the region may have changed while the file opened. A region that is
+            // busy again (a flush under steady writes) is not split now, but still compacted:
+            // the caller skipped maybeCompact because a split was due, and under steady
+            // writes this check fails after every flush, which used to starve compactions.
+            if (r.retired || this.closed) return;
+            if (r.flushing || r.compacting || r.immutables.length > 0) {
+              this.maybeCompact(r);
+              return;
+            }
             const key = pickSplitKey(this.readers, r);
             if (key !== undefined) this.splitAt(r, key);
             else this.maybeCompact(r);

@@ -15,6 +15,8 @@ import type { Target, WriterCounters } from './dur-load.js';
 import { prng, sleep, startChild, storeStats, tempDir } from './dur-child.js';
 import type { Child } from './dur-child.js';
 
+/** Longest wait, over a whole run, for the first compaction and split (see runCrashLoop). */
+const COVERAGE_WAIT_MS = 20_000;
 /** A life of the server that does not reach its acknowledgements within this is killed anyway. */
 const LIFE_TIMEOUT_MS = 30_000;
 
@@ -35,8 +37,8 @@ export interface CrashLoopOptions {
   readonly kills: number;
   /**
    * Each life of the server lasts until it acknowledged this many points (and, while the
-   * run has not yet seen a compaction and a split, one of each; or 30 s passed, on a very
-   * busy machine), then a further uniform [0, maxExtraMs) ms: the kill lands at a random
+   * run has not yet seen a compaction and a split, one of each, waiting 20 s at most over
+   * the run; or 30 s passed, on a very busy machine), then a further uniform [0, maxExtraMs) ms: the kill lands at a random
    * moment, after enough data for flushes, compactions and splits to run.
    */
   readonly acksPerLife: number;
@@ -83,6 +85,8 @@ export async function runCrashLoop(o: CrashLoopOptions): Promise<CrashLoopResult
   let flushes = 0;
   let compactions = 0;
   let splits = 0;
+  let coverageWaited = 0;
+  let coverageWaitFrom = 0;
   try {
     for (let k = 0; k < o.kills; k++) {
       const child = await start();
@@ -93,10 +97,15 @@ export async function runCrashLoop(o: CrashLoopOptions): Promise<CrashLoopResult
       let until = Infinity;
       let life = { flushesDone: 0, compactionsDone: 0, splitsDone: 0 };
       while (Date.now() < until) {
-        // Until the run has seen a compaction and a split (a busy machine starts the
-        // background worker late), a life also waits for them, up to its deadline.
+        // Until the run has seen a compaction and a split, a life also waits for them, for
+        // at most COVERAGE_WAIT_MS over the whole run (so the test stays within its timeout).
         const covered = compactions + life.compactionsDone > 0 && splits + life.splitsDone > 0;
-        if (until === Infinity && ((acks() - lifeStart >= o.acksPerLife && covered) || Date.now() > deadline)) {
+        const reached = acks() - lifeStart >= o.acksPerLife;
+        if (reached && !covered && coverageWaitFrom === 0) coverageWaitFrom = Date.now();
+        const waitMore = reached && !covered && coverageWaited + (Date.now() - coverageWaitFrom) < COVERAGE_WAIT_MS;
+        if (until === Infinity && ((reached && !waitMore) || Date.now() > deadline)) {
+          if (coverageWaitFrom !== 0) coverageWaited += Date.now() - coverageWaitFrom;
+          coverageWaitFrom = 0;
           until = Date.now() + Math.floor(random() * o.maxExtraMs);
         }
         await sleep(Math.min(150, Math.max(0, until - Date.now())));
