@@ -89,15 +89,7 @@ export class MemstoreIterator implements InternalIterator {
       return;
     }
     // First entry >= target in that leaf.
-    const leaf = leaves[lo]!;
-    let a = 0;
-    let b = leaf.n;
-    while (a < b) {
-      const mid = (a + b) >>> 1;
-      if (this.cmp(leaf, mid, t) < 0) a = mid + 1;
-      else b = mid;
-    }
-    this.at(lo, a);
+    this.at(lo, this.countBelow(leaves[lo]!, t, false));
   }
 
   seekForPrev(target: Uint8Array): void {
@@ -118,15 +110,20 @@ export class MemstoreIterator implements InternalIterator {
       return;
     }
     // Last entry <= target in that leaf.
-    const leaf = leaves[lo]!;
+    this.atBack(lo, this.countBelow(leaves[lo]!, t, true) - 1);
+  }
+
+  /** Entries of the (sorted) leaf below the target, or at most equal to it with orEqual. */
+  private countBelow(leaf: Leaf, t: Target, orEqual: boolean): number {
     let a = 0;
     let b = leaf.n;
     while (a < b) {
       const mid = (a + b) >>> 1;
-      if (this.cmp(leaf, mid, t) <= 0) a = mid + 1;
+      const c = this.cmp(leaf, mid, t);
+      if (c < 0 || (orEqual && c === 0)) a = mid + 1;
       else b = mid;
     }
-    this.atBack(lo, a - 1);
+    return a;
   }
 
   /** Entry j of `leaf` against the target: row prefixes first when the target has them. */

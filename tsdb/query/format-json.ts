@@ -4,7 +4,7 @@
  * [annotations], [globalAnnotations], dps, [stats]}`, `dps` an object `{"<ts>": v}` or,
  * with `arrays`, `[[ts, v], …]`; integers printed as integers, doubles as Java prints
  * them (2.0, 1.0E7), NaN as the string "NaN" (or null under the null fill policy).
- * Written as UTF-8 bytes into one growing buffer, without a string or object per point.
+ * Written as UTF-8 bytes into one growing buffer, without an object per point.
  */
 
 /** The points of one output series: ms timestamps and values, with per-point kinds. */
@@ -53,10 +53,6 @@ export function formatQueryResultsBytes(series: readonly OutputSeries[], opts: F
   return w.done();
 }
 
-export function formatQueryResults(series: readonly OutputSeries[], opts: FormatOptions, summary?: unknown): string {
-  return formatQueryResultsBytes(series, opts, summary).toString('utf8');
-}
-
 function writeSeries(w: JsonBytes, s: OutputSeries, opts: FormatOptions, keys: DpsKeys): void {
   let head = `{"metric":${JSON.stringify(s.metric)},"tags":${JSON.stringify(s.tags)},"aggregateTags":${JSON.stringify(s.aggregateTags)}`;
   if (s.query !== undefined) head += `,"query":${JSON.stringify(s.query)}`;
@@ -70,12 +66,6 @@ function writeSeries(w: JsonBytes, s: OutputSeries, opts: FormatOptions, keys: D
 }
 
 /** `dps` as an object (keys in time order) or as [[ts, v], …] pairs. */
-export function formatDps(p: OutputPoints, opts: FormatOptions): string {
-  const w = new JsonBytes(64 + p.count * 24);
-  writeDps(w, p, opts, new DpsKeys());
-  return w.done().toString('latin1');
-}
-
 function writeDps(w: JsonBytes, p: OutputPoints, opts: FormatOptions, keys: DpsKeys): void {
   w.ascii(opts.arrays ? '[' : '{');
   const nanAsNull = p.nanAsNull === true;

@@ -5,7 +5,6 @@
  * windows across hours, raw and compressed hours, annotations). The index's in-memory copy
  * must see series written after it was loaded.
  */
-import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { toHex } from '../../../core/api/bytes.js';
@@ -13,15 +12,9 @@ import { Random } from '../../../core/util/random.js';
 import type { TsdbConfig } from '../../../tsdb/config.js';
 import { buildServer } from '../../../tsdb/server/build-server.js';
 import type { Tsdb } from '../../../tsdb/tsdb.js';
+import { CONFORMANCE_CASES, caseBodies, putOk as put, queryRaw as query } from '../helpers/http-cases.js';
 import { openFixture, pt } from '../helpers/tsdb-fixture.js';
 
-interface Case {
-  name: string;
-  series: Array<{ metric: string; tags: Record<string, string>; valueType: string; points: Array<[number, number | string, string?]> }>;
-  query: object;
-}
-
-const CASES = JSON.parse(readFileSync(new URL('../../fixtures/opentsdb-query-cases.json', import.meta.url), 'utf8')) as Case[];
 const SCAN: Partial<TsdbConfig> = { queryExactMaxRows: 0, queryDecodeThreads: 0 };
 const EXACT: Partial<TsdbConfig> = { queryExactMaxRows: 1_000_000, queryDecodeThreads: 0 };
 const open: Array<{ app: FastifyInstance; tsdb: Tsdb }> = [];
@@ -40,16 +33,6 @@ async function server(config: Partial<TsdbConfig>, nowMs: number): Promise<{ app
   return o;
 }
 
-async function put(app: FastifyInstance, body: unknown[]): Promise<void> {
-  const r = await app.inject({ method: 'POST', url: '/api/put?details', payload: body });
-  expect(r.statusCode, r.body).toBe(200);
-}
-
-async function query(app: FastifyInstance, q: object): Promise<{ status: number; body: string }> {
-  const r = await app.inject({ method: 'POST', url: '/api/query', payload: q });
-  return { status: r.statusCode, body: r.body };
-}
-
 /** The statsSummary's saltScanners of a query: 0 when it was answered by exact gets. */
 async function saltScanners(app: FastifyInstance, q: object): Promise<number> {
   const r = await app.inject({ method: 'POST', url: '/api/query', payload: { ...q, showSummary: true } });
@@ -60,11 +43,10 @@ async function saltScanners(app: FastifyInstance, q: object): Promise<number> {
 
 describe('exact row gets', () => {
   it('answer every OpenTSDB conformance case as the bucket scans do', async () => {
-    for (const c of CASES) {
+    for (const c of CONFORMANCE_CASES) {
       const a = await server(SCAN, 1357100000000);
       const b = await server(EXACT, 1357100000000);
-      for (const s of c.series) {
-        const body = s.points.map(([ts, v, type]) => ({ metric: s.metric, timestamp: ts, value: (type ?? s.valueType) === 'i' ? Math.trunc(Number(v)) : Number(v), tags: s.tags }));
+      for (const body of caseBodies(c)) {
         await put(a.app, body);
         await put(b.app, body);
       }

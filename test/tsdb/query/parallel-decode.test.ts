@@ -4,7 +4,6 @@
  * seeded random data (integers beyond 2^53, floats, annotations, raw and compressed hours)
  * under many query shapes (downsampling with fills, rates, aggregators, group-by, none).
  */
-import { readFileSync } from 'node:fs';
 import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Random } from '../../../core/util/random.js';
@@ -12,15 +11,9 @@ import type { TsdbConfig } from '../../../tsdb/config.js';
 import { buildServer } from '../../../tsdb/server/build-server.js';
 import type { Tsdb } from '../../../tsdb/tsdb.js';
 import { DecodePool } from '../../../tsdb/query/decode-pool.js';
+import { CONFORMANCE_CASES, caseBodies, putOk as put, queryRaw as query } from '../helpers/http-cases.js';
 import { openFixture } from '../helpers/tsdb-fixture.js';
 
-interface Case {
-  name: string;
-  series: Array<{ metric: string; tags: Record<string, string>; valueType: string; points: Array<[number, number | string, string?]> }>;
-  query: object;
-}
-
-const CASES = JSON.parse(readFileSync(new URL('../../fixtures/opentsdb-query-cases.json', import.meta.url), 'utf8')) as Case[];
 const SERIAL: Partial<TsdbConfig> = { queryDecodeThreads: 0 };
 const PARALLEL: Partial<TsdbConfig> = { queryDecodeThreads: 2, queryParallelMinRows: 0 };
 const open: Array<{ app: FastifyInstance; tsdb: Tsdb }> = [];
@@ -42,23 +35,12 @@ async function server(config: Partial<TsdbConfig>, nowMs: number): Promise<{ app
   return o;
 }
 
-async function put(app: FastifyInstance, body: unknown[]): Promise<void> {
-  const r = await app.inject({ method: 'POST', url: '/api/put?details', payload: body });
-  expect(r.statusCode, r.body).toBe(200);
-}
-
-async function query(app: FastifyInstance, q: object): Promise<{ status: number; body: string }> {
-  const r = await app.inject({ method: 'POST', url: '/api/query', payload: q });
-  return { status: r.statusCode, body: r.body };
-}
-
 describe('parallel query decoding', () => {
   it('answers every OpenTSDB conformance case exactly as the serial path', async () => {
-    for (const c of CASES) {
+    for (const c of CONFORMANCE_CASES) {
       const a = await server(SERIAL, 1357100000000);
       const b = await server(PARALLEL, 1357100000000);
-      for (const s of c.series) {
-        const body = s.points.map(([ts, v, type]) => ({ metric: s.metric, timestamp: ts, value: (type ?? s.valueType) === 'i' ? Math.trunc(Number(v)) : Number(v), tags: s.tags }));
+      for (const body of caseBodies(c)) {
         await put(a.app, body);
         await put(b.app, body);
       }

@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import { Random } from '../../../core/util/random.js';
-import { formatDps, formatQueryResults, formatQueryResultsBytes, formatValue } from '../../../tsdb/query/format-json.js';
+import { formatQueryResultsBytes, formatValue } from '../../../tsdb/query/format-json.js';
+import type { FormatOptions, OutputPoints } from '../../../tsdb/query/format-json.js';
 import type { OutputSeries } from '../../../tsdb/query/format-json.js';
+
+const text = (series: readonly OutputSeries[], opts: FormatOptions): string => formatQueryResultsBytes(series, opts).toString('utf8');
+
+/** The `dps` value of one series' answer. */
+function dpsOf(p: OutputPoints, opts: FormatOptions): string {
+  const body = text([{ metric: 'm', tags: {}, aggregateTags: [], points: p }], opts);
+  return body.slice(body.indexOf('"dps":') + 6, -2);
+}
 
 /** The answer written plainly, one string per point (the reference for the byte writer). */
 function reference(series: readonly OutputSeries[], arrays: boolean, ms: boolean, summary?: unknown): string {
@@ -33,11 +42,11 @@ describe('query JSON', () => {
 
   it('writes dps as an object by default, as pairs with arrays, in s or ms', () => {
     const p = pts([1356998400000, 1356998430500], [1, 2.5], [1, 0]);
-    expect(formatDps(p, { arrays: false, msResolution: false })).toBe('{"1356998400":1,"1356998430":2.5}');
-    expect(formatDps(p, { arrays: true, msResolution: true })).toBe('[[1356998400000,1],[1356998430500,2.5]]');
-    const out = JSON.parse(formatQueryResults([{ metric: 'm', tags: { host: 'a' }, aggregateTags: [], points: p, query: { index: 0 } }], { arrays: false, msResolution: false }));
+    expect(dpsOf(p, { arrays: false, msResolution: false })).toBe('{"1356998400":1,"1356998430":2.5}');
+    expect(dpsOf(p, { arrays: true, msResolution: true })).toBe('[[1356998400000,1],[1356998430500,2.5]]');
+    const out = JSON.parse(text([{ metric: 'm', tags: { host: 'a' }, aggregateTags: [], points: p, query: { index: 0 } }], { arrays: false, msResolution: false }));
     expect(out).toEqual([{ metric: 'm', tags: { host: 'a' }, aggregateTags: [], query: { index: 0 }, dps: { 1356998400: 1, 1356998430: 2.5 } }]);
-    expect(formatQueryResults([], { arrays: false, msResolution: false })).toBe('[]');
+    expect(text([], { arrays: false, msResolution: false })).toBe('[]');
   });
 
   it('writes random answers byte for byte as the plain reference (shared and own timestamps, UTF-8 names)', () => {
