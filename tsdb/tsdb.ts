@@ -12,6 +12,7 @@ import { isStoreError } from '../core/api/errors.js';
 import type { Store, Table } from '../core/api/store.js';
 import { HourCompactor } from './compact/hour-compactor.js';
 import { DecodePool } from './query/decode-pool.js';
+import { NewestHours, tsuidKeyOfRowKey } from './meta/newest-hours.js';
 import { SeriesIndex, metaTableSpec } from './meta/series-index.js';
 import { resolveTsdbConfig } from './config.js';
 import type { TsdbConfig } from './config.js';
@@ -23,6 +24,7 @@ import { UID_COUNTER_ROW, UID_FAMILY_NAME, UID_TABLE } from './uid/uid-kind.js';
 import type { UidKind } from './uid/uid-kind.js';
 import { UidTable } from './uid/uid-table.js';
 import { Ingestor } from './write/ingest.js';
+import type { DirtyMark } from './write/ingest.js';
 
 export interface OpenTsdbOptions {
   readonly config?: Partial<TsdbConfig>;
@@ -56,6 +58,8 @@ export class Tsdb {
   readonly ingest: Ingestor;
   readonly compactor: HourCompactor;
   readonly index: SeriesIndex;
+  /** Newest-hour hints for /api/query/last; only where this process is the data table's one writer. */
+  readonly newestHours: NewestHours | undefined;
   readonly now: () => number;
   private closed = false;
   private decodePool: DecodePool | undefined;
@@ -74,7 +78,13 @@ export class Tsdb {
     this.compactor = new HourCompactor({ data, widths: this.widths, config, now });
     // The embedded and memory stores have one writer (this process): the index can be cached.
     const backend = store.capabilities.backend;
-    this.index = new SeriesIndex(meta, this.widths.metric, { cache: backend === 'embedded' || backend === 'memory' });
+    const singleWriter = backend === 'embedded' || backend === 'memory';
+    this.index = new SeriesIndex(meta, this.widths.metric, { cache: singleWriter });
+    const hints = (this.newestHours = singleWriter ? new NewestHours(() => this.ingest.stats().inflightPoints > 0) : undefined);
+    const { saltWidth, metric: metricWidth } = this.widths;
+    const markDirty = config.compactHours
+      ? (key: Uint8Array, base: number, nowMs: number): DirtyMark => this.compactor.markDirty(key, base, nowMs)
+      : (_key: Uint8Array, _base: number, nowMs: number): DirtyMark => ({ lastWriteMs: nowMs, live: true });
     this.ingest = new Ingestor({
       data,
       metrics: this.metrics,
@@ -84,7 +94,12 @@ export class Tsdb {
       config,
       now,
       recordSeries: (tsuids) => this.index.record(tsuids, now()),
-      onRowWritten: config.compactHours ? (key, base, nowMs) => this.compactor.markDirty(key, base, nowMs) : undefined,
+      onRowWritten: hints === undefined
+        ? (config.compactHours ? markDirty : undefined)
+        : (key, base, nowMs) => {
+            hints.written(tsuidKeyOfRowKey(key, saltWidth, metricWidth), base);
+            return markDirty(key, base, nowMs);
+          },
     });
   }
 
@@ -113,6 +128,7 @@ export class Tsdb {
     this.tagks.dropCaches();
     this.tagvs.dropCaches();
     this.ingest.dropCaches();
+    this.newestHours?.distrustAll();
   }
 
   /** Self-metrics as OpenTSDB reports them (tsd.* names), plus horae.* ones. */

@@ -11,7 +11,13 @@
  * one short scan per bucket instead of one scan per series. A bucket scan that reads more
  * than a few rows per series without finding them all (some series stopped long ago)
  * leaves the rest to the per-series scan, so a stale series never drags a whole bucket in.
+ *
+ * Before any scan, series with a trusted newest-hour hint (meta/newest-hours.ts: embedded
+ * and memory stores) are read with one batched get of the row at their hint. The bucket
+ * scans then start past every row of their metric (future hours included), so the first
+ * row of a series they pass is its newest: that hour becomes the series' trusted hint.
  */
+import { prefixEnd } from '../../core/api/bytes.js';
 import type { RowFilter } from '../../core/api/store.js';
 import type { PointBlock } from '../codec/point-block.js';
 import { mergeRowCells } from '../read/row-merge.js';
@@ -85,15 +91,21 @@ const ROWS_PER_SERIES_BUDGET = 4;
 /** The newest point of each series (undefined for a series with no point), in `tsuids` order. */
 export async function lastPoints(tsdb: Tsdb, tsuids: readonly Uint8Array[], backScanHours: number, nowMs: number): Promise<Array<LastPoint | undefined>> {
   const out: Array<LastPoint | undefined> = new Array<LastPoint | undefined>(tsuids.length).fill(undefined);
-  if (backScanHours > 0 || tsuids.length < 2 || !tsdb.store.capabilities.reverseScan) {
+  if (backScanHours > 0 || (tsuids.length < 2 && tsdb.newestHours === undefined) || !tsdb.store.capabilities.reverseScan) {
     await Promise.all(tsuids.map(async (t, i) => { out[i] = await lastPoint(tsdb, t, backScanHours, nowMs); }));
     return out;
   }
   const w = tsdb.widths;
   const baseOffset = w.saltWidth + w.metric;
+  const nowHour = Math.min(Math.floor(nowMs / 3_600_000) * 3600, MAX_BASE_TIME_S);
+  const hints = tsdb.newestHours;
+  const unhinted = hints === undefined ? tsuids.map((_, i) => i) : await readHinted(tsdb, tsuids, nowHour, out);
+  if (unhinted.length === 0) return out;
+  const token = hints === undefined ? -1 : hints.beginRead();
   // Series by (salt, metric): the key prefix every one of their rows starts with.
   const groups = new Map<string, { prefix: Uint8Array; members: Array<{ i: number; template: Uint8Array }> }>();
-  tsuids.forEach((tsuid, i) => {
+  unhinted.forEach((i) => {
+    const tsuid = tsuids[i]!;
     const template = seriesKeyOfTsuid(tsdb, tsuid);
     const prefix = template.subarray(0, baseOffset);
     const id = String.fromCharCode(...prefix);
@@ -101,7 +113,6 @@ export async function lastPoints(tsdb: Tsdb, tsuids: readonly Uint8Array[], back
     if (g === undefined) groups.set(id, (g = { prefix, members: [] }));
     g.members.push({ i, template });
   });
-  const nowHour = Math.min(Math.floor(nowMs / 3_600_000) * 3600, MAX_BASE_TIME_S);
   const leftOver: number[] = [];
   await Promise.all([...groups.values()].map(async (g) => {
     const byId = new Map<string, number>();
@@ -116,17 +127,28 @@ export async function lastPoints(tsdb: Tsdb, tsuids: readonly Uint8Array[], back
       kind: 'and',
       filters: [{ kind: 'fuzzyKey', rules }, { kind: 'keyRegex', pattern: lengths.map((n) => `.{${n}}`).join('|') }],
     };
-    const stop = nowHour + 3600 > MAX_BASE_TIME_S ? undefined : patchBaseTime(g.members[0]!.template, baseOffset, nowHour + 3600).subarray(0, baseOffset + 4);
+    // With hints the scan starts past the metric's last row (future hours too), so the
+    // first row of a series it passes is the series' newest; else past the current hour.
+    const stop = token >= 0 || nowHour + 3600 > MAX_BASE_TIME_S ? endOf(g.prefix) : patchBaseTime(g.members[0]!.template, baseOffset, nowHour + 3600).subarray(0, baseOffset + 4);
     const pending = new Set(byId.values());
+    /** Series whose newest row (with a point) the scan has passed, hour not yet trusted. */
+    const seen = new Set<number>();
     let budget = ROWS_PER_SERIES_BUDGET * g.members.length;
     scan: for await (const rows of tsdb.data.scan({ start: g.prefix.slice(), ...(stop === undefined ? {} : { end: stop.slice() }), reverse: true, filter, families: [DATA_FAMILY], batchRows: g.members.length })) {
       for (const row of rows) {
         const i = byId.get(seriesIdOfKey(row.key, baseOffset));
         if (i !== undefined && pending.has(i)) {
-          const p = newest(row.cells, baseTimeOfKey(w, row.key));
+          const base = baseTimeOfKey(w, row.key);
+          const p = newest(row.cells, base);
           if (p !== undefined) {
-            out[i] = p;
-            pending.delete(i);
+            if (token >= 0 && !seen.has(i)) {
+              seen.add(i);
+              hints!.establish(tsuids[i]!, base, token);
+            }
+            if (base <= nowHour) {
+              out[i] = p;
+              pending.delete(i);
+            }
           }
         }
         if (pending.size === 0 || --budget <= 0) break scan;
@@ -137,6 +159,47 @@ export async function lastPoints(tsdb: Tsdb, tsuids: readonly Uint8Array[], back
   // Series not found within the budget (or with no point at all): one scan each.
   await Promise.all(leftOver.map(async (i) => { out[i] = await lastPoint(tsdb, tsuids[i]!, 0, nowMs); }));
   return out;
+}
+
+/**
+ * Reads the series with a trusted hint at or before the current hour: one batched get of
+ * their hint rows. Fills `out` for those whose row holds a point, and returns the indexes
+ * left for the scans (no trusted hint, a hint in the future, or an empty row: forgotten).
+ */
+async function readHinted(tsdb: Tsdb, tsuids: readonly Uint8Array[], nowHour: number, out: Array<LastPoint | undefined>): Promise<number[]> {
+  const hints = tsdb.newestHours!;
+  const w = tsdb.widths;
+  const baseOffset = w.saltWidth + w.metric;
+  const rest: number[] = [];
+  const asked: number[] = [];
+  const keys: Uint8Array[] = [];
+  for (let i = 0; i < tsuids.length; i++) {
+    const hour = hints.trusted(tsuids[i]!);
+    if (hour === undefined || hour > nowHour) {
+      rest.push(i);
+      continue;
+    }
+    asked.push(i);
+    keys.push(patchBaseTime(seriesKeyOfTsuid(tsdb, tsuids[i]!), baseOffset, hour));
+  }
+  if (keys.length === 0) return rest;
+  const rows = await tsdb.data.get(keys, { families: [DATA_FAMILY] });
+  for (let k = 0; k < asked.length; k++) {
+    const i = asked[k]!;
+    const p = newest(rows[k]?.cells, baseTimeOfKey(w, keys[k]!));
+    if (p !== undefined) out[i] = p;
+    else {
+      hints.forget(tsuids[i]!);
+      rest.push(i);
+    }
+  }
+  return rest.sort((a, b) => a - b);
+}
+
+/** The end of a prefix's keys, or undefined (the table's end) when none is shorter. */
+function endOf(prefix: Uint8Array): Uint8Array | undefined {
+  const end = prefixEnd(prefix);
+  return end.length === 0 ? undefined : end;
 }
 
 /** A row key without its base time: the series' identity within one (salt, metric) prefix. */

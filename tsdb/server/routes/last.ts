@@ -18,7 +18,8 @@ import { tsuidHex } from '../../query/scanner.js';
 import type { Tsdb } from '../../tsdb.js';
 import { jsonBody } from '../body-parsers.js';
 import { sendError } from '../http-errors.js';
-import { describeSeries, parseLookupQuery } from './lookup.js';
+import { parseLookupQuery, seriesNamer } from './lookup.js';
+import type { SeriesNamer } from './lookup.js';
 
 interface LastQuery {
   readonly metric?: string;
@@ -51,7 +52,8 @@ export function registerLastRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     if (!Number.isInteger(backScan) || backScan < 0) return sendError(reply, 400, `Invalid back scan: ${String(backScan)}`);
     const now = tsdb.now();
     const out: unknown[] = [];
-    const tsuids = await seriesOf(tsdb, queries);
+    const describe = seriesNamer(tsdb);
+    const tsuids = await seriesOf(tsdb, queries, describe);
     const points = await lastPoints(tsdb, tsuids, backScan, now);
     for (let k = 0; k < tsuids.length; k++) {
       const tsuid = tsuids[k]!;
@@ -59,7 +61,7 @@ export function registerLastRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       if (p === undefined) continue;
       const item: Record<string, unknown> = { timestamp: p.ts, value: p.isInt ? String(p.value) : javaDouble(p.value), tsuid: tsuidHex(tsuid) };
       if (resolve) {
-        const d = await describeSeries(tsdb, tsuid);
+        const d = await describe(tsuid);
         if (d !== undefined) Object.assign(item, { metric: d.metric, tags: d.tags });
       }
       out.push(item);
@@ -70,7 +72,7 @@ export function registerLastRoutes(app: FastifyInstance, tsdb: Tsdb): void {
 }
 
 /** TSUIDs of the queries: given directly, or every indexed series of the metric with those tags. */
-async function seriesOf(tsdb: Tsdb, queries: readonly LastQuery[]): Promise<Uint8Array[]> {
+async function seriesOf(tsdb: Tsdb, queries: readonly LastQuery[], describe: SeriesNamer): Promise<Uint8Array[]> {
   const out: Uint8Array[] = [];
   for (const q of queries) {
     if (Array.isArray(q.tsuids)) {
@@ -85,7 +87,7 @@ async function seriesOf(tsdb: Tsdb, queries: readonly LastQuery[]): Promise<Uint
     if (id === undefined) throw new TsdbError('TSDB_NO_SUCH_NAME', `No such name for 'metrics': '${q.metric}'`);
     const want = Object.entries(q.tags ?? {});
     for (const tsuid of await tsdb.index.ofMetric(id)) {
-      const d = await describeSeries(tsdb, tsuid);
+      const d = await describe(tsuid);
       if (d !== undefined && want.every(([k, v]) => v === '*' || d.tags[k] === v)) out.push(tsuid);
     }
   }

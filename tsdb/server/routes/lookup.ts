@@ -11,6 +11,7 @@
  *     → names in byte order; `metric` (beyond OpenTSDB) limits tagk/tagv to that metric's series.
  */
 import type { FastifyInstance } from 'fastify';
+import { latin1 } from '../../../core/api/bytes.js';
 import { TsdbError } from '../../errors.js';
 import { tsuidHex } from '../../query/scanner.js';
 import type { Tsdb } from '../../tsdb.js';
@@ -51,8 +52,9 @@ export function registerLookupRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     }
     const results: Array<{ tsuid: string; metric: string; tags: Record<string, string> }> = [];
     let total = 0;
+    const describe = seriesNamer(tsdb);
     for (const tsuid of await (prefix.length === 0 ? tsdb.index.tsuids(prefix, Number.MAX_SAFE_INTEGER) : tsdb.index.ofMetric(prefix))) {
-      const s = await describeSeries(tsdb, tsuid);
+      const s = await describe(tsuid);
       if (s === undefined || !matches(s.tags, tags)) continue;
       total++;
       if (results.length < limit) results.push({ tsuid: tsuidHex(tsuid), ...s });
@@ -71,8 +73,9 @@ export function registerLookupRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       const id = await tsdb.metrics.getId(p.metric);
       if (id === undefined) return [];
       const names = new Set<string>();
+      const describe = seriesNamer(tsdb);
       for (const tsuid of await tsdb.index.ofMetric(id)) {
-        const s = await describeSeries(tsdb, tsuid);
+        const s = await describe(tsuid);
         if (s === undefined) continue;
         for (const [k, v] of Object.entries(s.tags)) {
           const n = kind === 'tagk' ? k : v;
@@ -122,15 +125,46 @@ function matches(tags: Readonly<Record<string, string>>, patterns: readonly TagP
 
 /** Metric and tag names of a TSUID; undefined when a UID has no name (a damaged index). */
 export async function describeSeries(tsdb: Tsdb, tsuid: Uint8Array): Promise<{ metric: string; tags: Record<string, string> } | undefined> {
+  return seriesNamer(tsdb)(tsuid);
+}
+
+export type SeriesNamer = (tsuid: Uint8Array) => Promise<{ metric: string; tags: Record<string, string> } | undefined>;
+
+/**
+ * describeSeries for many series of one request: each UID is resolved once (series share
+ * their metric, tag keys and most tag values), and a series described twice costs once.
+ */
+export function seriesNamer(tsdb: Tsdb): SeriesNamer {
   const w = tsdb.widths;
-  const metric = await tsdb.metrics.getName(tsuid.subarray(0, w.metric));
-  if (metric === undefined) return undefined;
-  const tags: Record<string, string> = {};
-  for (let o = w.metric; o + w.tagk + w.tagv <= tsuid.length; o += w.tagk + w.tagv) {
-    const k = await tsdb.tagks.getName(tsuid.subarray(o, o + w.tagk));
-    const v = await tsdb.tagvs.getName(tsuid.subarray(o + w.tagk, o + w.tagk + w.tagv));
-    if (k === undefined || v === undefined) return undefined;
-    tags[k] = v;
-  }
-  return { metric, tags };
+  const names = new Map<string, string | undefined>();
+  const described = new Map<string, { metric: string; tags: Record<string, string> } | undefined>();
+  const name = async (kind: 0 | 1 | 2, id: Uint8Array): Promise<string | undefined> => {
+    let key = String.fromCharCode(kind);
+    for (let i = 0; i < id.length; i++) key += String.fromCharCode(id[i]!);
+    if (names.has(key)) return names.get(key);
+    const n = await (kind === 0 ? tsdb.metrics : kind === 1 ? tsdb.tagks : tsdb.tagvs).getName(id);
+    names.set(key, n);
+    return n;
+  };
+  return async (tsuid) => {
+    const id = latin1(tsuid);
+    if (described.has(id)) return described.get(id);
+    let out: { metric: string; tags: Record<string, string> } | undefined;
+    const metric = await name(0, tsuid.subarray(0, w.metric));
+    if (metric !== undefined) {
+      const tags: Record<string, string> = {};
+      out = { metric, tags };
+      for (let o = w.metric; o + w.tagk + w.tagv <= tsuid.length; o += w.tagk + w.tagv) {
+        const k = await name(1, tsuid.subarray(o, o + w.tagk));
+        const v = await name(2, tsuid.subarray(o + w.tagk, o + w.tagk + w.tagv));
+        if (k === undefined || v === undefined) {
+          out = undefined;
+          break;
+        }
+        tags[k] = v;
+      }
+    }
+    described.set(id, out);
+    return out;
+  };
 }

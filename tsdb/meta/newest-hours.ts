@@ -1,0 +1,111 @@
+/**
+ * Newest-hour hints: for each series, the newest base hour any of its data rows has, kept
+ * in memory so that /api/query/last reads one row per series (one batched get) instead of
+ * scanning every salt bucket backwards.
+ *
+ * A hint is trusted ("verified") only once a read has seen the series' newest row: the
+ * reverse scan of lastPoints, which starts past every row the series has, future ones
+ * included. From then on the write path keeps it exact: it reports every (series, hour)
+ * it writes into before the write is acknowledged (tsdb/write/write-group.ts
+ * `onRowWritten`), and an hour only ever moves forward (max). Writes reported while no
+ * hint is trusted are kept as unverified lower bounds, so a scan that misses a write made
+ * during it still ends with the right hour.
+ *
+ * So a hint can be too new, never too old, while this process is the only writer of the
+ * data table (the embedded and memory stores; the owner does not create this on others).
+ * Rows removed later (DELETE /api/query, TTL, a write that failed after it was reported)
+ * leave a hint pointing at an empty or missing row: the reader then `forget`s it (the hint
+ * stays as an untrusted lower bound) and falls back to the scan for that series.
+ *
+ * Bounded: at most `maxSeries` series; past that the oldest-inserted eighth is dropped.
+ * A drop loses what writes reported, so trust is suspended (`beginRead` answers -1) until
+ * a read begins with no write in flight: every write reported before the drop has then
+ * landed where a scan sees it. A read that began before a drop trusts nothing it found.
+ */
+import { latin1 } from '../../core/api/bytes.js';
+
+/** Default bound on the number of series with a hint. */
+export const NEWEST_HOURS_MAX_SERIES = 1_000_000;
+
+export class NewestHours {
+  /** TSUID (latin1) → base hour (epoch s) × 2, + 1 when trusted. */
+  private readonly hours = new Map<string, number>();
+  private readonly maxSeries: number;
+  private readonly writesInFlight: () => boolean;
+  private epoch = 0;
+  private suspended = false;
+
+  constructor(writesInFlight: () => boolean, maxSeries = NEWEST_HOURS_MAX_SERIES) {
+    this.writesInFlight = writesInFlight;
+    this.maxSeries = Math.max(1, maxSeries);
+  }
+
+  get size(): number {
+    return this.hours.size;
+  }
+
+  /** The trusted newest base hour (epoch s) of the series, if any. */
+  trusted(tsuid: Uint8Array): number | undefined {
+    const v = this.hours.get(latin1(tsuid));
+    return v !== undefined && v % 2 === 1 ? (v - 1) / 2 : undefined;
+  }
+
+  /** The write path writes a row of the series (TSUID as latin1) at `baseSec`. */
+  written(tsuidKey: string, baseSec: number): void {
+    const v = this.hours.get(tsuidKey);
+    if (v === undefined) this.insert(tsuidKey, baseSec * 2);
+    else if (baseSec * 2 > v - (v % 2)) this.hours.set(tsuidKey, baseSec * 2 + (v % 2));
+  }
+
+  /** A token for `establish`, taken before a read that may establish hints; -1: none may. */
+  beginRead(): number {
+    if (this.suspended && !this.writesInFlight()) this.suspended = false;
+    return this.suspended ? -1 : this.epoch;
+  }
+
+  /**
+   * A read that began with `token` saw the series' newest row at `baseSec`: from now on the
+   * hint is trusted (with any newer hour the write path reported meanwhile).
+   */
+  establish(tsuid: Uint8Array, baseSec: number, token: number): void {
+    if (token !== this.epoch) return;
+    const key = latin1(tsuid);
+    const v = this.hours.get(key);
+    if (v === undefined) this.insert(key, baseSec * 2 + 1);
+    else this.hours.set(key, Math.max(baseSec * 2, v - (v % 2)) + 1);
+  }
+
+  /** The trusted hint led to a row without points: it stays only as an untrusted lower bound. */
+  forget(tsuid: Uint8Array): void {
+    const key = latin1(tsuid);
+    const v = this.hours.get(key);
+    if (v !== undefined && v % 2 === 1) this.hours.set(key, v - 1);
+  }
+
+  /** Trust nothing until reads establish it again (what writes reported is kept). */
+  distrustAll(): void {
+    for (const [k, v] of this.hours) if (v % 2 === 1) this.hours.set(k, v - 1);
+  }
+
+  private insert(key: string, v: number): void {
+    if (this.hours.size >= this.maxSeries) {
+      let drop = Math.max(1, this.maxSeries >> 3);
+      for (const k of this.hours.keys()) {
+        this.hours.delete(k);
+        if (--drop === 0) break;
+      }
+      this.epoch++;
+      this.suspended = true;
+    }
+    this.hours.set(key, v);
+  }
+}
+
+/** The TSUID of a data row key (salt and base time left out), as NewestHours keys it. */
+export function tsuidKeyOfRowKey(key: Uint8Array, saltWidth: number, metricWidth: number): string {
+  let s = '';
+  const metricEnd = saltWidth + metricWidth;
+  for (let i = saltWidth; i < metricEnd; i++) s += String.fromCharCode(key[i]!);
+  for (let i = metricEnd + 4; i < key.length; i++) s += String.fromCharCode(key[i]!);
+  return s;
+}
