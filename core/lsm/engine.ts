@@ -47,7 +47,6 @@ import type { SstSettings } from './sst-options.js';
 import { decodeBatchEntries, encodeBatch } from './write-batch.js';
 import { pickMinor, tombstoneHeavy, DEFAULT_RATIO } from './compaction-picker.js';
 import { ReaderPool } from './reader-pool.js';
-import { ByteWriter } from '../util/coding.js';
 import { pickSplitKey } from './split.js';
 
 /** A quiet store rolls its WAL (so the dead one is deleted) once it is at least this big. */
@@ -586,7 +585,7 @@ export class Engine {
         this.pendingOutputs.add(number);
         let meta: FileMeta | undefined;
         try {
-          meta = await this.runner.run(await this.flushJob(mem, number));
+          meta = await this.runner.run(this.flushJob(mem, number));
           r.flushFailures = 0;
         } catch (err) {
           this.pendingOutputs.delete(number);
@@ -632,20 +631,12 @@ export class Engine {
   }
 
   /**
-   * Serializes an immutable memstore for the flush job, yielding to the event loop every
-   * few MB so writers are not held up; the buffer is then transferred, not copied.
+   * The flush job of an immutable memstore: its slabs as they are (shared memory) and an
+   * index of its entries in key order; nothing is copied on this thread.
    */
-  private async flushJob(mem: Memstore, number: number): Promise<FlushJob> {
-    const w = new ByteWriter(Math.max(1024, mem.sizeBytes));
-    let sinceYield = 0;
-    for (let li = 0; li < mem.leafCount; li++) {
-      sinceYield += mem.writeLeaf(li, w);
-      if (sinceYield >= 32_768) {
-        sinceYield = 0;
-        await new Promise((r) => setImmediate(r));
-      }
-    }
-    return { kind: 'flush', dir: this.dir, fileNumber: number, entries: w.view(), count: mem.count, sst: this.sstSettings() };
+  private flushJob(mem: Memstore, number: number): FlushJob {
+    const { slabs, index } = mem.flushInput();
+    return { kind: 'flush', dir: this.dir, fileNumber: number, slabs, index, count: index.length / 4, sst: this.sstSettings() };
   }
 
   /** Flushes every region of a table (or all) and waits for the files to be installed. */

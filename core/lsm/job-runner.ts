@@ -97,8 +97,8 @@ export class WorkerJobRunner implements JobRunner {
     this.busy[best] = this.busy[best]! + 1;
     return new Promise<JobResult>((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
-      // The flush payload is transferred, not copied.
-      const transfer = job.kind === 'flush' ? [job.entries.buffer as ArrayBuffer] : [];
+      // A flush's index is transferred; its slabs are shared memory (neither is copied).
+      const transfer = job.kind === 'flush' ? [job.index.buffer as ArrayBuffer] : [];
       this.workers[best]!.postMessage({ id, job }, transfer);
     });
   }

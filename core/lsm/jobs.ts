@@ -3,7 +3,7 @@
  * inline (tests, the in-memory file system) or in a worker thread (job-worker.ts). Job
  * descriptions and results are structured-clone friendly.
  *
- * A flush turns an encoded, sorted run of memstore entries into one SST. A compaction
+ * A flush turns a memstore's entries (its slabs and an index in key order) into one SST. A compaction
  * merges input SSTs restricted to a region's row range into one SST; a major compaction
  * also drops delete markers, versions beyond the family's limit and expired cells
  * (row-reader.ts `compactRow`). Outputs are written as NNNNNN.sst.tmp, synced, and renamed
@@ -21,6 +21,7 @@ import { PROP_DELETIONS, PROP_MAX_SEQ, PROP_MAX_TS, PROP_MIN_SEQ, PROP_MIN_TS } 
 import { sstName } from './filenames.js';
 import { KeyKind, compareKeyRow, kindOf, rowStartKey, seqOf, timestampOf } from './internal-key.js';
 import type { FamilyRule } from './row-reader.js';
+import { uvarintSize } from './memstore-slab.js';
 import { compactRow } from './row-reader.js';
 import type { SstSettings } from './sst-options.js';
 import { bloomKey, compare, compareRange } from './sst-options.js';
@@ -29,8 +30,13 @@ export interface FlushJob {
   readonly kind: 'flush';
   readonly dir: string;
   readonly fileNumber: number;
-  /** [uvarint keyLen][key][uvarint valueLen][value] ... in internal-key order. */
-  readonly entries: Uint8Array;
+  /**
+   * The memstore's slabs (SharedArrayBuffers: a worker reads them in place) holding its
+   * entries as [uvarint keyLen][key][uvarint valueLen][value] (memstore-slab.ts).
+   */
+  readonly slabs: readonly Uint8Array[];
+  /** Per entry, in internal-key order: slab, key offset, key length, value length. */
+  readonly index: Uint32Array;
   readonly count: number;
   readonly sst: SstSettings;
 }
@@ -134,29 +140,15 @@ async function writeSst(
 
 export async function runFlush(fs: FileSystem, job: FlushJob): Promise<JobResult> {
   return writeSst(fs, job.dir, job.fileNumber, job.sst, async (add, drain) => {
-    const b = job.entries;
-    let o = 0;
+    const { slabs, index } = job;
     for (let i = 0; i < job.count; i++) {
-      let kl = 0;
-      let mul = 1;
-      for (;;) {
-        const x = b[o++]!;
-        kl += (x & 0x7f) * mul;
-        if (x < 0x80) break;
-        mul *= 128;
-      }
-      const k = b.subarray(o, o + kl);
-      o += kl;
-      let vl = 0;
-      mul = 1;
-      for (;;) {
-        const x = b[o++]!;
-        vl += (x & 0x7f) * mul;
-        if (x < 0x80) break;
-        mul *= 128;
-      }
-      add(k, b.subarray(o, o + vl));
-      o += vl;
+      const j = 4 * i;
+      const slab = slabs[index[j]!]!;
+      const ko = index[j + 1]!;
+      const kl = index[j + 2]!;
+      const vl = index[j + 3]!;
+      const vo = ko + kl + uvarintSize(vl);
+      add(slab.subarray(ko, ko + kl), slab.subarray(vo, vo + vl));
       if ((i & 4095) === 4095) await drain();
     }
   });

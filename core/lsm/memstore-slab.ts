@@ -37,6 +37,7 @@ export function uvarintSize(v: number): number {
  * stays small holds little memory); an entry of a quarter of the next slab or more gets a
  * slab of its own, so the space a slab leaves unused at its end stays under a quarter of
  * it. Bytes, once written, never change: views of them stay valid for the arena's life.
+ * Slabs live in SharedArrayBuffers, so a flush job on a worker thread reads them in place.
  */
 export class SlabArena {
   readonly slabs: Uint8Array[] = [];
@@ -77,7 +78,8 @@ export class SlabArena {
   }
 
   private push(bytes: number): number {
-    this.slabs.push(new Uint8Array(bytes));
+    // Shared memory: a flush hands the slabs to the job worker as they are (no copy).
+    this.slabs.push(new Uint8Array(new SharedArrayBuffer(bytes)));
     this.allocatedBytes += bytes;
     return this.slabs.length - 1;
   }

@@ -28,7 +28,6 @@
  * yield to the event loop re-create their iterators and re-seek (see read-path.ts).
  */
 import type { InternalIterator } from '../iter/internal-iterator.js';
-import type { ByteWriter } from '../util/coding.js';
 import { KeyKind, MAX_SEQ, MAX_TS, TRAILER_BYTES } from './internal-key.js';
 import { MemstoreIterator } from './memstore-iterator.js';
 import { LEAF_MAX, Leaf, SlabArena, compareKeyRanges, copyBytes, rowPrefixAt, uvarintSize } from './memstore-slab.js';
@@ -74,7 +73,7 @@ export class Memstore {
     return this.count === 0;
   }
 
-  /** Number of leaves (for flushes: writeLeaf). */
+  /** Number of leaves. */
   get leafCount(): number {
     return this.leaves.length;
   }
@@ -209,48 +208,26 @@ export class Memstore {
   }
 
   /**
-   * Appends the entries of leaf `li` in key order to `w` as [uvarint keyLen][key][uvarint
-   * valueLen][value] (the flush job's input, core/lsm/jobs.ts); returns how many. The
-   * slabs hold entries in that form, so entries stored one after another (appended in key
-   * order) are copied as one run.
+   * The flush job's input (core/lsm/jobs.ts FlushJob): the slabs as they are (shared
+   * memory: a worker reads them in place) and, per entry in key order, four numbers: slab,
+   * key offset, key length, value length (the value follows the key and its length's
+   * uvarint). Only the index is new memory (16 bytes an entry). REQUIRES: no more adds.
    */
-  writeLeaf(li: number, w: ByteWriter): number {
-    const { loc, n } = this.leaves[li]!;
-    const slabs = this.arena.slabs;
-    let runSlab = -1;
-    let runStart = 0;
-    let runEnd = 0;
-    for (let i = 0; i < n; i++) {
-      const j = 4 * i;
-      const s = loc[j]!;
-      const ko = loc[j + 1]!;
-      const kl = loc[j + 2]!;
-      const vl = loc[j + 3]!;
-      const start = ko - uvarintSize(kl);
-      const end = ko + kl + uvarintSize(vl) + vl;
-      if (s === runSlab && start === runEnd) {
-        runEnd = end;
-        continue;
-      }
-      if (runSlab >= 0) appendRun(w, slabs[runSlab]!, runStart, runEnd);
-      runSlab = s;
-      runStart = start;
-      runEnd = end;
+  flushInput(): { slabs: Uint8Array[]; index: Uint32Array } {
+    let n = 0;
+    for (const leaf of this.leaves) n += leaf.n;
+    const index = new Uint32Array(4 * n);
+    let o = 0;
+    for (const leaf of this.leaves) {
+      index.set(leaf.loc.subarray(0, 4 * leaf.n), o);
+      o += 4 * leaf.n;
     }
-    if (runSlab >= 0) appendRun(w, slabs[runSlab]!, runStart, runEnd);
-    return n;
+    return { slabs: this.arena.slabs.slice(), index };
   }
 
   iterator(): InternalIterator {
     return new MemstoreIterator(this.leaves, this.arena.slabs);
   }
-}
-
-function appendRun(w: ByteWriter, src: Uint8Array, start: number, end: number): void {
-  const n = end - start;
-  w.ensure(n);
-  copyBytes(w.buf, w.pos, src, start, n);
-  w.pos += n;
 }
 
 /** Writes `v` (< 2^32) as a uvarint at buf[o]; returns the offset after it. */

@@ -14,7 +14,7 @@ import { ENTRY_OVERHEAD_BYTES, Memstore } from '../../core/lsm/memstore.js';
 import type { MemstoreOptions } from '../../core/lsm/memstore.js';
 import { LEAF_MAX } from '../../core/lsm/memstore-slab.js';
 import { decodeBatch, decodeBatchEntries, encodeBatch } from '../../core/lsm/write-batch.js';
-import { ByteReader, ByteWriter } from '../../core/util/coding.js';
+import { ByteReader } from '../../core/util/coding.js';
 import { Random } from '../../core/util/random.js';
 import { seeds } from '../helpers/store-model.js';
 
@@ -287,25 +287,29 @@ describe('Memstore accounting and flush serialization', () => {
     expect([m.minSeq, m.maxTs, m.deletions]).toEqual([77, 9, 1]);
   });
 
-  for (const order of ['in order (runs copied whole)', 'random'] as const) {
-    it(`writeLeaf serializes every entry in key order: ${order}`, () => {
+  for (const order of ['in order', 'random'] as const) {
+    it(`flushInput lists every entry in key order, in the shared slabs: ${order}`, () => {
       const rnd = new Random(11);
       let entries = randomEntries(rnd, 1500, 400);
       if (order !== 'random') entries = sorted(entries);
       const m = new Memstore(0, order === 'random' ? TINY_SLABS : {});
       addAll(m, entries);
-      const w = new ByteWriter(16);
-      let n = 0;
-      for (let li = 0; li < m.leafCount; li++) n += m.writeLeaf(li, w);
-      expect(n).toBe(entries.length);
-      const r = new ByteReader(w.view());
+      const { slabs, index } = m.flushInput();
+      expect(index.length).toBe(4 * entries.length);
+      expect(slabs.every((s) => s.buffer instanceof SharedArrayBuffer)).toBe(true);
       const got: string[] = [];
-      while (r.remaining > 0) {
-        const key = r.bytes(r.uvarint());
-        const value = r.bytes(r.uvarint());
-        got.push(show({ key, value }));
+      for (let i = 0; i < index.length; i += 4) {
+        const slab = slabs[index[i]!]!;
+        const ko = index[i + 1]!;
+        const kl = index[i + 2]!;
+        const vl = index[i + 3]!;
+        // the stored form: [uvarint keyLen][key][uvarint valueLen][value]
+        const r = new ByteReader(slab.subarray(ko - (kl < 0x80 ? 1 : 2)));
+        expect(r.uvarint()).toBe(kl);
+        const key = r.bytes(kl);
+        expect(r.uvarint()).toBe(vl);
+        got.push(show({ key, value: r.bytes(vl) }));
       }
-      expect(r.err).toBeUndefined();
       expect(got).toEqual(sorted(entries).map(show));
     });
   }
