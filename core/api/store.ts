@@ -238,7 +238,8 @@ export interface ReadOptionsBase {
   readonly signal?: AbortSignal;
   /**
    * Lets the store return cell values that are views of its own buffers instead of copies
-   * (a scan of large values then copies nothing). Such a value is read-only and lives
+   * (a scan of large values then copies nothing; such a view may be of shared memory, a
+   * SharedArrayBuffer, where a copy never is). Such a value is read-only and lives
    * briefly: in a scan, until the iteration asks for the next batch (or ends); from a get,
    * until the caller's next call into the store. Read or copy what you need at once; never
    * keep or change it. Row keys and qualifiers stay the caller's as always. A backend
