@@ -24,7 +24,8 @@
  *
  * Returned buffers (row keys, qualifiers, values) are owned by the caller: they are never
  * changed by the store afterwards, but may be views into larger buffers (copy them with
- * `slice()` before keeping many small ones around for long).
+ * `slice()` before keeping many small ones around for long). The one exception: values
+ * read with `borrowValues` (ReadOptionsBase), which the caller only borrows.
  */
 
 /** Family names: 1-64 chars of [A-Za-z0-9_.-], so string order equals byte order. */
@@ -235,6 +236,16 @@ export interface ReadOptionsBase {
   readonly maxVersions?: number;
   readonly filter?: RowFilter;
   readonly signal?: AbortSignal;
+  /**
+   * Lets the store return cell values that are views of its own buffers instead of copies
+   * (a scan of large values then copies nothing; such a view may be of shared memory, a
+   * SharedArrayBuffer, where a copy never is). Such a value is read-only and lives
+   * briefly: in a scan, until the iteration asks for the next batch (or ends); from a get,
+   * until the caller's next call into the store. Read or copy what you need at once; never
+   * keep or change it. Row keys and qualifiers stay the caller's as always. A backend
+   * without such buffers ignores the flag. Default false.
+   */
+  readonly borrowValues?: boolean;
 }
 
 export type GetOptions = ReadOptionsBase;

@@ -66,6 +66,8 @@ export interface NormalizedReadOptions {
   readonly maxVersions: number;
   readonly filter: RowFilter | undefined;
   readonly signal: AbortSignal | undefined;
+  /** Values may be views of the store's buffers (ReadOptionsBase.borrowValues). */
+  readonly borrowValues: boolean;
 }
 
 /** A ScanSpec after validation, with defaults applied and bounds copied. */
@@ -251,7 +253,7 @@ export function normalizeGetOptions(
   caps: Capabilities,
 ): NormalizedReadOptions {
   if (opts === undefined) {
-    return { families: undefined, timeRange: undefined, maxVersions: 1, filter: undefined, signal: undefined };
+    return { families: undefined, timeRange: undefined, maxVersions: 1, filter: undefined, signal: undefined, borrowValues: false };
   }
   if (opts === null || typeof opts !== 'object') throw new TypeError('read options must be an object');
   let families: string[] | undefined;
@@ -267,12 +269,14 @@ export function normalizeGetOptions(
   const maxVersions = opts.maxVersions ?? 1;
   requirePositiveInteger(maxVersions, 'maxVersions');
   if (opts.filter !== undefined) validateFilter(table, opts.filter, caps);
+  if (opts.borrowValues !== undefined && typeof opts.borrowValues !== 'boolean') throw new TypeError('borrowValues must be a boolean');
   return {
     families,
     timeRange: opts.timeRange === undefined ? undefined : { start: opts.timeRange.start, end: opts.timeRange.end },
     maxVersions,
     filter: opts.filter,
     signal: opts.signal,
+    borrowValues: opts.borrowValues === true,
   };
 }
 
@@ -306,7 +310,7 @@ export function normalizeScanSpec(
   requirePositiveInteger(batchRows, 'batchRows');
   return {
     families: read.families, timeRange: read.timeRange, maxVersions: read.maxVersions, filter: read.filter,
-    signal: read.signal, start, end, reverse, limit: s.limit ?? Infinity, batchRows,
+    signal: read.signal, borrowValues: read.borrowValues, start, end, reverse, limit: s.limit ?? Infinity, batchRows,
   };
 }
 

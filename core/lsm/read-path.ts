@@ -91,6 +91,7 @@ function readContext(engine: Engine, t: TableState, opts: NormalizedReadOptions,
     familyFilter: undefined,
     cellMatches: filter.hasCellFilter ? (f, q, ts) => filter.cellMatches(f, q, ts) : undefined,
     maxVersions: opts.maxVersions,
+    borrowValues: opts.borrowValues,
   };
 }
 

@@ -36,6 +36,12 @@ export interface RowReadContext {
   readonly cellMatches: ((family: string, qualifier: Uint8Array, timestamp: number) => boolean) | undefined;
   /** Versions per column to return. */
   readonly maxVersions: number;
+  /**
+   * Return values as views of the sources' buffers (ReadOptionsBase.borrowValues): block
+   * bytes and memstore slabs never change once written, so the views stay correct; the
+   * copy is what the caller's ownership otherwise costs.
+   */
+  readonly borrowValues: boolean;
 }
 
 interface ColEntry {
@@ -231,8 +237,9 @@ class RowAssembler {
     if (ctx.familyFilter !== undefined && !ctx.familyFilter.has(this.family)) return false;
     const q = this.qual!;
     if (ctx.cellMatches !== undefined && !ctx.cellMatches(this.family, q, ts)) return true;
-    // NB: values are views into memstore and block buffers: copy, the caller owns them.
-    this.cells.push({ family: this.family, qualifier: q, timestamp: ts, value: value.slice() });
+    // NB: values are views into memstore and block buffers: copy, the caller owns them
+    // (unless it only borrows them).
+    this.cells.push({ family: this.family, qualifier: q, timestamp: ts, value: ctx.borrowValues ? value : value.slice() });
     this.taken++;
     return true;
   }

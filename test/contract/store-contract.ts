@@ -11,6 +11,7 @@
  */
 import { afterEach, beforeEach, describe } from 'vitest';
 import { atomicContract } from './contract-atomic.js';
+import { borrowContract } from './contract-borrow.js';
 import { dataContract } from './contract-data.js';
 import { filterContract } from './contract-filters.js';
 import { ContractContext } from './contract-harness.js';
@@ -33,6 +34,7 @@ export function storeContract(name: string, factory: StoreFactory): void {
     tableContract(ctx);
     dataContract(ctx);
     scanContract(ctx);
+    borrowContract(ctx);
     filterContract(ctx);
     atomicContract(ctx);
     validationContract(ctx);

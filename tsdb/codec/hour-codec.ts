@@ -10,6 +10,7 @@
  */
 import { BitReader } from './bit-reader.js';
 import { BitWriter } from './bit-writer.js';
+import { HourCodecError } from './errors.js';
 import {
   FLAG_BIG_INTS, HOUR_FORMAT_VERSION, KIND_ALL_FLOAT, KIND_ALL_INT, KIND_MIXED, MAX_OFFSET_MS, MAX_POINTS,
 } from './hour-format.js';
@@ -144,9 +145,7 @@ function decode(bytes: Uint8Array, out: PointBlock | undefined, layout: HourCell
     const ts = decodeTimestamps(r, b.offsetsMs, n);
     if (layout !== undefined) Object.assign(layout, { count: n, kindMode: kind, bigInts, timestampScheme: ts });
     if (kind === KIND_MIXED) {
-      r.beginBits();
-      for (let i = 0; i < n; i++) b.isInt[i] = r.readBits(1);
-      r.endBits();
+      readKindBitmap(r, b.isInt, n);
     } else {
       b.isInt.fill(kind === KIND_ALL_INT ? 1 : 0, 0, n);
     }
@@ -156,6 +155,34 @@ function decode(bytes: Uint8Array, out: PointBlock | undefined, layout: HourCell
   if (r.pos !== bytes.length) r.fail(`${bytes.length - r.pos} trailing bytes`);
   b.count = n;
   return b;
+}
+
+/**
+ * The kind bitmap: n bits, MSB first, padded to a byte (what beginBits, n readBits(1) and
+ * endBits read, and failing as endBits does when it runs past the cell), a byte at a time.
+ */
+function readKindBitmap(r: BitReader, isInt: Uint8Array, n: number): void {
+  const buf = r.buf;
+  const p = r.pos;
+  const bytes = (n + 7) >> 3;
+  if (p + bytes > r.end) throw new HourCodecError('truncated bit section', r.end);
+  const whole = n >> 3;
+  for (let q = 0; q < whole; q++) {
+    const x = buf[p + q]!;
+    const i = q << 3;
+    isInt[i] = x >> 7;
+    isInt[i + 1] = (x >> 6) & 1;
+    isInt[i + 2] = (x >> 5) & 1;
+    isInt[i + 3] = (x >> 4) & 1;
+    isInt[i + 4] = (x >> 3) & 1;
+    isInt[i + 5] = (x >> 2) & 1;
+    isInt[i + 6] = (x >> 1) & 1;
+    isInt[i + 7] = x & 1;
+  }
+  for (let i = whole << 3; i < n; i++) isInt[i] = (buf[p + (i >> 3)]! >> (7 - (i & 7))) & 1;
+  r.pos = p + bytes;
+  r.win = 0;
+  r.nb = 0;
 }
 
 function readBigInts(r: BitReader, b: PointBlock, n: number): void {

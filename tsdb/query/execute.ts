@@ -29,7 +29,9 @@ import { literalsToResolve, planRowKeyFilter, tsuidKeyRegex } from './row-key-fi
 import type { ResolvedTagFilter } from './row-key-filter.js';
 import { seriesKeyOfTsuid } from './last-point.js';
 import { rowDownsampleOf } from './point-append.js';
-import { checkDeadline, scanSeries, tsuidHex } from './scanner.js';
+import { checkDeadline, scanSeries } from './scanner.js';
+import { seriesNames } from './series-names.js';
+import type { SeriesNames } from './series-names.js';
 import type { QueryDeadline, ScannedSeries, ScanStats } from './scanner.js';
 import type { Points, SeriesData } from './series.js';
 import { matchAllTagFilters } from './tag-filter.js';
@@ -71,8 +73,8 @@ export async function executeQuery(tsdb: Tsdb, q: TsQuery, limits: QueryLimits, 
 interface Found {
   readonly data: SeriesData;
   readonly rowKeys: readonly Uint8Array[];
-  /** Tag value UIDs by tagk UID hex (for grouping). */
-  readonly tagUids: Map<string, Uint8Array>;
+  /** Tag value UIDs in hex by tagk UID hex (for grouping). */
+  readonly tagvHex: ReadonlyMap<string, string>;
   readonly annotations: Annotation[];
   /** Points already through the per-series pipeline (decoded by a worker). */
   readonly prepared?: Points;
@@ -149,7 +151,8 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
   }
   const series: Found[] = [];
   for (const s of scanned) {
-    const f = await describe(tsdb, metricName, s);
+    const named = seriesNames(tsdb, s.tsuid, s.tags);
+    const f = describe(metricName, s, named instanceof Promise ? await named : named);
     if (f === undefined || !matchAllTagFilters(postScan, f.data.tags)) continue;
     series.push(f);
   }
@@ -200,18 +203,11 @@ async function resolveFilters(tsdb: Tsdb, sub: MetricSubQuery): Promise<Resolved
   return out;
 }
 
-async function describe(tsdb: Tsdb, metric: string, s: ScannedSeries): Promise<Found | undefined> {
-  const tags: Record<string, string> = {};
-  const tagUids = new Map<string, Uint8Array>();
-  for (const [k, v] of s.tags) {
-    const kn = await tsdb.tagks.getName(k);
-    const vn = await tsdb.tagvs.getName(v);
-    if (kn === undefined || vn === undefined) return undefined;
-    tags[kn] = vn;
-    tagUids.set(toHex(k), v);
-  }
-  const data: SeriesData = { metric, tags, tsuid: tsuidHex(s.tsuid), count: s.prepared === undefined ? s.count : 0, ts: s.ts, values: s.values, isInt: s.isInt, exact: s.exact };
-  return { data, tagUids, annotations: s.annotations ?? [], rowKeys: s.rowKeys ?? [], ...(s.prepared === undefined ? {} : { prepared: s.prepared }), ...(s.downsampled === true ? { downsampled: true } : {}) };
+/** The scanned series with its names (series-names.ts: resolved once per TSUID); undefined when a UID has no name. */
+function describe(metric: string, s: ScannedSeries, names: SeriesNames | undefined): Found | undefined {
+  if (names === undefined) return undefined;
+  const data: SeriesData = { metric, tags: names.tags, tsuid: names.tsuid, count: s.prepared === undefined ? s.count : 0, ts: s.ts, values: s.values, isInt: s.isInt, exact: s.exact };
+  return { data, tagvHex: names.tagvHex, annotations: s.annotations ?? [], rowKeys: s.rowKeys ?? [], ...(s.prepared === undefined ? {} : { prepared: s.prepared }), ...(s.downsampled === true ? { downsampled: true } : {}) };
 }
 
 /** Groups (by the group-by tags' value UIDs) and runs each group through the pipeline. */
@@ -222,13 +218,14 @@ async function aggregateSub(q: TsQuery, sub: SubQuery, found: { series: Found[];
   if (sub.aggregator === 'none') {
     found.series.forEach((f, i) => groups.set(String(i).padStart(12, '0'), [f]));
   } else {
+    const groupBy = found.groupBy.map((k) => toHex(k));
     for (const f of found.series) {
       let key = '';
       let complete = true;
-      for (const k of found.groupBy) {
-        const v = f.tagUids.get(toHex(k));
+      for (const k of groupBy) {
+        const v = f.tagvHex.get(k);
         if (v === undefined) complete = false;
-        else key += toHex(v);
+        else key += v;
       }
       if (!complete) continue;
       const g = groups.get(key);
@@ -312,12 +309,21 @@ async function expectedRows(tsdb: Tsdb, sub: SubQuery, metricUid: Uint8Array, wi
 
 /** SpanGroup#computeTags: tags equal in every series that has the key; aggregateTags the rest. */
 export function computeTags(all: readonly Readonly<Record<string, string>>[]): { tags: Record<string, string>; aggregateTags: string[] } {
-  const values = new Map<string, Set<string>>();
-  for (const t of all) for (const [k, v] of Object.entries(t)) (values.get(k) ?? values.set(k, new Set()).get(k)!).add(v);
+  // Per key: its one value so far, or null once two differ.
+  const values = new Map<string, string | null>();
+  for (const t of all) {
+    for (const k in t) {
+      const v = t[k]!;
+      const seen = values.get(k);
+      if (seen === undefined) values.set(k, v);
+      else if (seen !== null && seen !== v) values.set(k, null);
+    }
+  }
   const tags: Record<string, string> = {};
   const aggregateTags: string[] = [];
-  for (const [k, vs] of [...values].sort((a, b) => (a[0] < b[0] ? -1 : 1))) {
-    if (vs.size === 1) tags[k] = [...vs][0]!;
+  for (const k of [...values.keys()].sort()) {
+    const v = values.get(k)!;
+    if (v !== null) tags[k] = v;
     else aggregateTags.push(k);
   }
   return { tags, aggregateTags };

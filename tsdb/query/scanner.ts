@@ -14,6 +14,7 @@
  */
 import { latin1, toHex } from '../../core/api/bytes.js';
 import type { Cell, Row, RowFilter } from '../../core/api/store.js';
+import { isAnnotationQualifier } from '../meta/annotations.js';
 import type { Annotation } from '../meta/annotations.js';
 import type { PointBlock } from '../codec/point-block.js';
 import { TsdbError } from '../errors.js';
@@ -119,9 +120,24 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
   const endSec = Math.floor(req.endMs / 1000);
   const head = w.saltWidth + w.metric + 4;
   let lastYield = performance.now();
-  const seriesOf = (key: Uint8Array): ScannedSeries => {
+  /** Where each series sits in its bucket's `seen` list (SeriesCursor). */
+  const slotOf = new Map<ScannedSeries, number>();
+  const seriesOf = (key: Uint8Array, cur: SeriesCursor): ScannedSeries => {
     // Every row of this scan has the metric `req.metricUid`, and the salt follows from the
-    // metric and tags: the tag pairs alone name the series.
+    // metric and tags: the tag pairs alone name the series. A bucket's rows come hour by
+    // hour, each hour's series in the same order, so the series after the last row's is
+    // almost always the one (a byte comparison instead of a string key and a map lookup).
+    const seen = cur.seen;
+    const i = cur.next;
+    if (i < seen.length && sameTags(key, head, seen[i]!.tsuid, w.metric)) {
+      cur.next = i + 1;
+      return seen[i]!;
+    }
+    if (i > 0 && sameTags(key, head, seen[i - 1]!.tsuid, w.metric)) return seen[i - 1]!; // exact gets: a series' hours in a row
+    if (i !== 1 && seen.length > 0 && sameTags(key, head, seen[0]!.tsuid, w.metric)) {
+      cur.next = 1; // the next hour begins
+      return seen[0]!;
+    }
     const id = latin1(key.subarray(head));
     let s = bySeries.get(id);
     if (s === undefined) {
@@ -131,6 +147,13 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
       indexOf.set(s, list.length);
       list.push(s);
     }
+    let slot = slotOf.get(s);
+    if (slot === undefined || seen[slot] !== s) {
+      slot = seen.length;
+      seen.push(s);
+      slotOf.set(s, slot);
+    }
+    cur.next = slot + 1;
     return s;
   };
   const decode = req.decode;
@@ -139,24 +162,31 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
   const remote = new Set<ScannedSeries>();
   let block: PointBlock | undefined;
   /** One row read: decoded here, or sent to `worker` (≥ 0) to be decoded there. */
-  const onRow = (row: Row, worker: number): void => {
+  const annotate = req.annotations;
+  /**
+   * One row read: decoded here, or sent to `worker` (≥ 0) to be decoded there. Its values
+   * are borrowed (ReadOptionsBase.borrowValues): decoded or copied here, never kept.
+   */
+  const onRow = (row: Row, worker: number, cur: SeriesCursor): void => {
+    const cells = row.cells;
     if (stats !== undefined) {
       stats.rows++;
-      stats.cells += row.cells.length;
+      stats.cells += cells.length;
     }
     const key = row.key;
-    const notes = req.annotations?.(row.cells);
+    const notes = annotate !== undefined && hasAnnotationCell(cells) ? annotate(cells) : undefined;
+    const noted = notes !== undefined && notes.length > 0;
     if (worker >= 0) {
-      const s = seriesOf(key);
-      if (notes !== undefined && notes.length > 0) (s.annotations ??= []).push(...notes);
+      const s = seriesOf(key, cur);
+      if (noted) (s.annotations ??= []).push(...notes);
       remote.add(s);
-      decode!.session.add(worker, indexOf.get(s)!, baseTimeOfKey(w, key) * 1000, row.cells);
+      decode!.session.add(worker, indexOf.get(s)!, baseTimeOfKey(w, key) * 1000, cells);
       return;
     }
-    block = mergeRowCells(row.cells, block);
-    if (block.count === 0 && (notes === undefined || notes.length === 0)) return;
-    const s = seriesOf(key);
-    if (notes !== undefined && notes.length > 0) (s.annotations ??= []).push(...notes);
+    block = mergeRowCells(cells, block);
+    if (block.count === 0 && !noted) return;
+    const s = seriesOf(key, cur);
+    if (noted) (s.annotations ??= []).push(...notes);
     if (req.rowKeys === true) (s.rowKeys ??= []).push(key);
     if (ds !== undefined) {
       s.downsampled = true;
@@ -169,8 +199,9 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
   const scanBucket = async (salt: number): Promise<void> => {
     const { start, end } = metricScanRange(w, salt, req.metricUid, startSec, endSec);
     const worker = decode === undefined ? -1 : decode.workerOf(salt, buckets);
+    const cur: SeriesCursor = { seen: [], next: 0 };
     for await (const rows of tsdb.data.scan({
-      start, end, families: [DATA_FAMILY], batchRows: 256,
+      start, end, families: [DATA_FAMILY], batchRows: 256, borrowValues: true,
       ...(req.filter === undefined ? {} : { filter: req.filter }),
       ...(req.signal === undefined ? {} : { signal: req.signal }),
     })) {
@@ -180,14 +211,15 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
         req.signal?.throwIfAborted();
       }
       checkDeadline(req.deadline);
-      for (const row of rows) onRow(row, worker);
+      for (const row of rows) onRow(row, worker, cur);
     }
   };
   if (req.keys !== undefined) {
     // Keys in (series, time) order: each series' rows arrive sorted, as from a bucket scan.
-    const rows = await tsdb.data.get(req.keys, { families: [DATA_FAMILY], ...(req.signal === undefined ? {} : { signal: req.signal }) });
+    const rows = await tsdb.data.get(req.keys, { families: [DATA_FAMILY], borrowValues: true, ...(req.signal === undefined ? {} : { signal: req.signal }) });
     checkDeadline(req.deadline);
-    for (const row of rows) if (row !== undefined) onRow(row, -1);
+    const cur: SeriesCursor = { seen: [], next: 0 };
+    for (const row of rows) if (row !== undefined) onRow(row, -1, cur);
   } else {
     await Promise.all(Array.from({ length: buckets }, (_, salt) => scanBucket(salt)));
     if (stats !== undefined) stats.buckets += buckets;
@@ -206,6 +238,29 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
   }
   if (stats !== undefined) stats.points += points;
   return out.sort((a, b) => compareIds(a.tsuid, b.tsuid));
+}
+
+/**
+ * The series of one bucket (or of the exact gets) in the order their rows came, and where
+ * the next row's series is expected (scanSeries' seriesOf).
+ */
+interface SeriesCursor {
+  readonly seen: ScannedSeries[];
+  next: number;
+}
+
+/** True when key[head..] (a row's tag pairs) equals tsuid[metricWidth..]. */
+function sameTags(key: Uint8Array, head: number, tsuid: Uint8Array, metricWidth: number): boolean {
+  const n = key.length - head;
+  if (tsuid.length - metricWidth !== n) return false;
+  for (let i = n - 1; i >= 0; i--) if (key[head + i] !== tsuid[metricWidth + i]) return false;
+  return true;
+}
+
+/** A row's cells include an annotation (most rows have none: skip the parse). */
+function hasAnnotationCell(cells: readonly Cell[]): boolean {
+  for (let i = 0; i < cells.length; i++) if (isAnnotationQualifier(cells[i]!.qualifier)) return true;
+  return false;
 }
 
 const EMPTY_F64 = new Float64Array(0);

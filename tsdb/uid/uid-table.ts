@@ -98,6 +98,15 @@ export class UidTable {
     return p;
   }
 
+  /**
+   * Changes whenever a name getName answered from its cache may since have changed or left
+   * the cache (a rename, dropCaches, an eviction, a lookup that found another name): names
+   * resolved through getName while it stayed the same are still what getName answers.
+   */
+  get namesEpoch(): number {
+    return this.byId.epoch;
+  }
+
   /** The name of `id`, or undefined. */
   async getName(id: Uint8Array): Promise<string | undefined> {
     const key = idKey(id);

@@ -128,6 +128,18 @@ describe('hour codec round trips', () => {
     expect(inspectHourBlock(encodeHourBlock(blockOf(o, v, kinds))).kindMode).toBe(2);
   });
 
+  it('mixed kinds at every count modulo 8 (the kind bitmap\'s last byte)', () => {
+    const rng = new Random(5);
+    for (let n = 2; n <= 41; n++) {
+      const o = Int32Array.from({ length: n }, (_, i) => i * 1000 + 7);
+      const v = walk(rng, n, 1);
+      const kinds = Uint8Array.from(v, () => (rng.chance(0.5) ? 1 : 0));
+      kinds[0] = 1;
+      kinds[n - 1] = 0;
+      roundTrip(blockOf(o, Float64Array.from(v, (x, i) => (kinds[i] === 1 ? Math.round(x) : x)), kinds), `${n} points`);
+    }
+  });
+
   it('extreme offsets: the first and last ms of the hour, huge and tiny gaps', () => {
     for (const offsets of [[0, 1, 3_599_999], [0, 3_599_998, 3_599_999], [0, 1_800_000, 3_599_999], [3_599_997, 3_599_998, 3_599_999], [7, 3_599_999]]) {
       roundTrip(blockOf(Int32Array.from(offsets), Float64Array.from(offsets, (t) => t / 1000)), `offsets ${offsets.join(',')}`);

@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { isTsdbError } from '../../../tsdb/errors.js';
+import { seriesKeyOfTsuid } from '../../../tsdb/query/last-point.js';
 import { scanSeries, tsuidHex } from '../../../tsdb/query/scanner.js';
+import { rowKeyWithBaseTime } from '../../../tsdb/schema/row-key.js';
 import type { IncomingPoint } from '../../../tsdb/write/data-point.js';
 import { openFixture, pt } from '../helpers/tsdb-fixture.js';
 
@@ -44,5 +46,47 @@ describe('scanSeries', () => {
     const tooBig = await scanSeries(tsdb, { metricUid, startMs: T0 * 1000, endMs: (T0 + 100) * 1000, maxPoints: 20 }).catch((e: unknown) => e);
     expect(isTsdbError(tooBig, 'TSDB_TOO_LARGE')).toBe(true);
     expect((await scanSeries(tsdb, { metricUid, startMs: T0 * 1000, endMs: (T0 + 100) * 1000 })).length).toBe(5);
+  });
+
+  it.each([1, 3])('puts each row in its own series while a bucket\'s series come and go hour by hour (%i salt buckets)', async (saltBuckets) => {
+    // Series i has a row in hour h unless (i + h) % 4 === 0 (gaps), and exists from hour
+    // i % 5 on (series appear late): the scanner's guess of the next row's series (the one
+    // after the last row's) is wrong at every gap and at every new series. Pairs of series
+    // differ in their first tag only, or in their last only.
+    const { tsdb } = await openFixture({ saltBuckets }, (T0 + 9 * 3600) * 1000);
+    const want = new Map<string, number[]>();
+    const pts: IncomingPoint[] = [];
+    for (let i = 0; i < 24; i++) {
+      const host = `h${i % 6}`;
+      const dc = `d${Math.floor(i / 6)}`;
+      const got: number[] = [];
+      for (let h = i % 5; h < 8; h++) {
+        if ((i + h) % 4 === 0) continue;
+        for (let k = 0; k < 3; k++) {
+          const v = i * 1000 + h * 10 + k;
+          pts.push(pt('cpu', T0 + h * 3600 + k * 60, v, { host, dc }));
+          got.push(v);
+        }
+      }
+      want.set(`${host} ${dc}`, got);
+    }
+    await tsdb.ingest.write(pts);
+    const metricUid = (await tsdb.metrics.getId('cpu'))!;
+    const nameOf = async (s: { tags: Array<[Uint8Array, Uint8Array]> }): Promise<string> => {
+      const tag = async (k: string): Promise<string> => {
+        const uid = tsuidHex(tsdb.tagks.cachedId(k)!);
+        return (await tsdb.tagvs.getName(s.tags.find(([kk]) => tsuidHex(kk) === uid)![1]))!;
+      };
+      return `${await tag('host')} ${await tag('dc')}`;
+    };
+    const window = { metricUid, startMs: T0 * 1000, endMs: (T0 + 8 * 3600) * 1000 };
+    const scanned = await scanSeries(tsdb, window);
+    expect(scanned).toHaveLength(24);
+    for (const s of scanned) expect(Array.from(s.values.subarray(0, s.count)), await nameOf(s)).toEqual(want.get(await nameOf(s)));
+    // The same rows through exact gets: a series' hours one after the other.
+    const keys = scanned.flatMap((s) => Array.from({ length: 8 }, (_, h) => rowKeyWithBaseTime(tsdb.widths, seriesKeyOfTsuid(tsdb, s.tsuid), T0 + h * 3600)));
+    const got = await scanSeries(tsdb, { ...window, keys });
+    expect(got.map((s) => tsuidHex(s.tsuid))).toEqual(scanned.map((s) => tsuidHex(s.tsuid)));
+    for (const s of got) expect(Array.from(s.values.subarray(0, s.count)), await nameOf(s)).toEqual(want.get(await nameOf(s)));
   });
 });

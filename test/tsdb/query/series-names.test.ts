@@ -1,0 +1,101 @@
+/**
+ * Series names are resolved once per TSUID and kept (tsdb/query/series-names.ts): the
+ * answers must follow every rename of a tag key or value, and dropped caches, exactly as
+ * resolving each time would.
+ */
+import { afterAll, describe, expect, it } from 'vitest';
+import type { FastifyInstance } from 'fastify';
+import { buildServer } from '../../../tsdb/server/build-server.js';
+import type { Tsdb } from '../../../tsdb/tsdb.js';
+import { TwoGenCache } from '../../../tsdb/uid/two-gen-cache.js';
+import { putOk } from '../helpers/http-cases.js';
+import { openFixture } from '../helpers/tsdb-fixture.js';
+
+const T0 = Date.UTC(2026, 0, 1) / 1000;
+const open: Array<{ app: FastifyInstance; tsdb: Tsdb }> = [];
+
+afterAll(async () => {
+  for (const o of open) {
+    await o.app.close();
+    await o.tsdb.close();
+  }
+});
+
+async function server(uidCacheEntries?: number): Promise<FastifyInstance> {
+  const { tsdb } = await openFixture({ saltBuckets: 4, ...(uidCacheEntries === undefined ? {} : { uidCacheEntries }) }, (T0 + 3 * 3600) * 1000);
+  const app = await buildServer({ tsdb });
+  open.push({ app, tsdb });
+  return app;
+}
+
+type Answer = Array<{ tags: Record<string, string>; aggregateTags: string[] }>;
+
+async function tagsOf(app: FastifyInstance, m = 'sum:cpu{host=*}'): Promise<Answer> {
+  const r = await app.inject({ method: 'GET', url: `/api/query?start=${T0}&end=${T0 + 7200}&m=${encodeURIComponent(m)}` });
+  expect(r.statusCode, r.body).toBe(200);
+  return (JSON.parse(r.body) as Answer).map((s) => ({ tags: s.tags, aggregateTags: s.aggregateTags }));
+}
+
+async function rename(app: FastifyInstance, kind: string, from: string, to: string): Promise<void> {
+  const r = await app.inject({ method: 'GET', url: `/api/uid/rename?${kind}=${from}&name=${to}` });
+  expect(r.statusCode, r.body).toBe(200);
+}
+
+describe('series names kept per TSUID', () => {
+  it('follow renames of tag values and tag keys, and dropped caches', async () => {
+    const app = await server();
+    await putOk(app, ['web1', 'web2'].flatMap((host) => [0, 60, 3700].map((s) => ({ metric: 'cpu', timestamp: T0 + s, value: s, tags: { host, dc: 'east' } }))));
+    const before = [{ tags: { dc: 'east', host: 'web1' }, aggregateTags: [] }, { tags: { dc: 'east', host: 'web2' }, aggregateTags: [] }];
+    expect(await tagsOf(app)).toEqual(before);
+    expect(await tagsOf(app)).toEqual(before);
+    expect(await tagsOf(app, 'sum:cpu')).toEqual([{ tags: { dc: 'east' }, aggregateTags: ['host'] }]);
+
+    await rename(app, 'tagv', 'web1', 'db1');
+    expect(await tagsOf(app)).toEqual([{ tags: { dc: 'east', host: 'db1' }, aggregateTags: [] }, { tags: { dc: 'east', host: 'web2' }, aggregateTags: [] }]);
+    await rename(app, 'tagk', 'dc', 'zone');
+    expect(await tagsOf(app)).toEqual([{ tags: { host: 'db1', zone: 'east' }, aggregateTags: [] }, { tags: { host: 'web2', zone: 'east' }, aggregateTags: [] }]);
+    expect(await tagsOf(app, 'sum:cpu')).toEqual([{ tags: { zone: 'east' }, aggregateTags: ['host'] }]);
+
+    expect((await app.inject({ method: 'GET', url: '/api/dropcaches' })).statusCode).toBe(200);
+    await rename(app, 'tagv', 'east', 'west');
+    expect(await tagsOf(app)).toEqual([{ tags: { host: 'db1', zone: 'west' }, aggregateTags: [] }, { tags: { host: 'web2', zone: 'west' }, aggregateTags: [] }]);
+  });
+
+  it('stay right while the UID caches evict names', async () => {
+    const app = await server(16);
+    const hosts = Array.from({ length: 40 }, (_, i) => `h${String(i).padStart(2, '0')}`);
+    await putOk(app, hosts.map((host) => ({ metric: 'cpu', timestamp: T0, value: 1, tags: { host } })));
+    const want = hosts.map((host) => ({ tags: { host }, aggregateTags: [] }));
+    for (let i = 0; i < 3; i++) expect(await tagsOf(app)).toEqual(want);
+    await rename(app, 'tagv', 'h07', 'x07');
+    expect((await tagsOf(app)).map((s) => s.tags.host)).toEqual(hosts.map((h) => (h === 'h07' ? 'x07' : h)));
+  });
+});
+
+describe('TwoGenCache.epoch', () => {
+  it('moves when an entry leaves or changes, and only then', () => {
+    const c = new TwoGenCache<string, string>(4);
+    const e0 = c.epoch;
+    c.set('a', '1');
+    c.set('b', '2');
+    c.set('a', '1');
+    expect(c.get('a')).toBe('1');
+    expect(c.epoch).toBe(e0);
+    c.set('a', 'one');
+    expect(c.epoch).toBe(e0 + 1);
+    c.delete('zz');
+    expect(c.epoch).toBe(e0 + 1);
+    c.delete('b');
+    expect(c.epoch).toBe(e0 + 2);
+    c.set('c', '3'); // young {a, c} is full: the next new key moves it to old (old was empty)
+    c.set('d', '4');
+    expect(c.epoch).toBe(e0 + 2);
+    expect(c.get('a')).toBe('one'); // promoted from old: no change
+    expect(c.epoch).toBe(e0 + 2);
+    c.set('e', '5'); // young {d, a} full: old {c} is dropped
+    expect(c.get('c')).toBeUndefined();
+    expect(c.epoch).toBe(e0 + 3);
+    c.clear();
+    expect(c.epoch).toBe(e0 + 4);
+  });
+});
