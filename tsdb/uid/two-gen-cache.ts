@@ -38,7 +38,10 @@ export class TwoGenCache<K, V> {
   }
 
   delete(key: K): void {
-    if (this.young.delete(key) || this.old.delete(key)) this.changes++;
+    // Both generations: a key set again after its generation aged may be in both.
+    const young = this.young.delete(key);
+    const old = this.old.delete(key);
+    if (young || old) this.changes++;
   }
 
   clear(): void {

@@ -73,6 +73,18 @@ describe('series names kept per TSUID', () => {
 });
 
 describe('TwoGenCache.epoch', () => {
+  it('delete removes a key from both generations', () => {
+    const c = new TwoGenCache<string, string>(4);
+    c.set('a', '1');
+    c.set('b', '2');
+    c.set('c', '3'); // young was full: {a, b} aged
+    c.set('a', 'x'); // now in both generations
+    const e = c.epoch;
+    c.delete('a');
+    expect(c.get('a')).toBeUndefined();
+    expect(c.epoch).toBeGreaterThan(e);
+  });
+
   it('moves when an entry leaves or changes, and only then', () => {
     const c = new TwoGenCache<string, string>(4);
     const e0 = c.epoch;
