@@ -157,6 +157,20 @@ export function formatValue(v: number, isInt: boolean, nanAsNull: boolean): stri
 
 /** A double as Java's Double.toString prints common values: 42.0, 0.5, 1.0E-5. */
 export function javaDouble(v: number): string {
+  // Most metrics carry at most two decimals. When v is the double nearest to m/100, the
+  // decimal m/100 reads back as v and any other decimal of as few digits is at least 0.01
+  // away, far beyond half an ulp below 1e7: so it is the shortest round-trip form that
+  // String(v) prints, built here from small integers without the shortest-double search.
+  const m = Math.round(v * 100);
+  if (m / 100 === v && m !== 0 && m < 1e9 && m > -1e9) {
+    const a = m < 0 ? -m : m;
+    const whole = Math.floor(a / 100);
+    const frac = a - whole * 100;
+    const head = m < 0 ? `-${whole}.` : `${whole}.`;
+    if (frac === 0) return `${head}0`;
+    if (frac % 10 === 0) return head + String(frac / 10);
+    return frac < 10 ? `${head}0${frac}` : head + String(frac);
+  }
   if (!Number.isFinite(v)) return Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
   const a = Math.abs(v);
   if (a !== 0 && (a >= 1e7 || a < 1e-3)) {
