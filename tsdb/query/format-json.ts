@@ -171,6 +171,11 @@ export function javaDouble(v: number): string {
     if (frac % 10 === 0) return head + String(frac / 10);
     return frac < 10 ? `${head}0${frac}` : head + String(frac);
   }
+  return javaDoubleGeneral(v);
+}
+
+/** javaDouble without its two-decimal shortcut: String(v) in Java's forms. */
+export function javaDoubleGeneral(v: number): string {
   if (!Number.isFinite(v)) return Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
   const a = Math.abs(v);
   if (a !== 0 && (a >= 1e7 || a < 1e-3)) {

@@ -1,34 +1,12 @@
 /**
  * javaDouble's fast path for values of at most two decimals against the general rule it
- * shortcuts (String(v), with ".0" added and Java's E form outside [1e-3, 1e7)), over
+ * shortcuts (javaDoubleGeneral: String(v), ".0" added, Java's E form outside [1e-3, 1e7)), over
  * seeded values of every magnitude: two-decimal values, their neighbours one ulp away,
  * values near the bounds of the fast path, and arbitrary doubles.
  */
 import { describe, expect, it } from 'vitest';
-import { javaDouble } from '../../../tsdb/query/format-json.js';
-
-function reference(v: number): string {
-  if (!Number.isFinite(v)) return Number.isNaN(v) ? 'NaN' : v > 0 ? 'Infinity' : '-Infinity';
-  const a = Math.abs(v);
-  if (a !== 0 && (a >= 1e7 || a < 1e-3)) {
-    const [m, e] = v.toExponential().split('e');
-    return `${m!.includes('.') ? m : `${m}.0`}E${Number(e)}`;
-  }
-  const s = String(v);
-  return s.includes('.') || s.includes('e') ? s : `${s}.0`;
-}
-
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../helpers/model.js';
+import { javaDouble, javaDoubleGeneral as reference } from '../../../tsdb/query/format-json.js';
 
 function nextUp(v: number, dir: 1 | -1): number {
   const f = new Float64Array([v]);
@@ -39,7 +17,7 @@ function nextUp(v: number, dir: 1 | -1): number {
 
 describe('javaDouble', () => {
   it('prints what the general rule prints, for two-decimal values and their neighbours', () => {
-    const r = rng(7);
+    const r = seededRandom(7);
     const values: number[] = [0, -0, 0.01, -0.01, 0.1, 0.07, 0.29, 1, 10, 99.99, 100, 1e7 - 0.01, 1e7, -(1e7 - 0.01), 9999999.99, 0.001, 0.005, 123456.78];
     for (let k = 0; k < 20_000; k++) {
       const scale = 10 ** Math.floor(r() * 9);

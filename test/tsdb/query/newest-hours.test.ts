@@ -7,6 +7,7 @@
  * that once hints are trusted a call reads rows with one get and no scan.
  */
 import { describe, expect, it, vi } from 'vitest';
+import { seededRandom } from '../../helpers/model.js';
 import { NewestHours, tsuidKeyOfRowKey } from '../../../tsdb/meta/newest-hours.js';
 import { lastPoint, lastPoints, seriesKeyOfTsuid } from '../../../tsdb/query/last-point.js';
 import { patchBaseTime } from '../../../tsdb/schema/row-key.js';
@@ -63,22 +64,10 @@ describe('NewestHours', () => {
   });
 });
 
-/** Deterministic PRNG (mulberry32). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('lastPoints with newest-hour hints', () => {
   it('answers as the per-series scan does under random writes, backfills, future rows, compaction and deletes', async () => {
     for (const seed of [1, 2, 3]) {
-      const r = rng(seed);
+      const r = seededRandom(seed);
       const fixture = await openFixture({ saltBuckets: 4 }, (T0 + 30 * 3600 + 1800) * 1000);
       const { clock } = fixture;
       let tsdb = fixture.tsdb;
