@@ -108,14 +108,21 @@ export function fromUtf8(b: Uint8Array): string {
   return decoder.decode(b);
 }
 
+/** Buffer.prototype.latin1Slice (Node): bytes to a string of the same char codes, for any Uint8Array. */
+const nativeLatin1 = (globalThis as { Buffer?: { prototype: { latin1Slice?: (this: Uint8Array, start: number, end: number) => string } } }).Buffer?.prototype.latin1Slice;
+
 /** Bytes as a latin1 string, one char per byte: the form key-regex filters match against. */
 export function latin1(b: Uint8Array): string {
+  // Node's native conversion: a third of the time of fromCharCode over a 56-byte row key
+  // (a keyRegex scan converts every row key); the loop serves other runtimes.
+  if (nativeLatin1 !== undefined) return nativeLatin1.call(b, 0, b.length);
   let s = '';
   for (let i = 0; i < b.length; i += 4096) {
     s += String.fromCharCode.apply(null, b.subarray(i, i + 4096) as unknown as number[]);
   }
   return s;
 }
+
 
 /** 8-byte big-endian signed counter encoding used by `increment`. */
 export function encodeInt64(v: bigint): Uint8Array {

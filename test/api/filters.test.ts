@@ -4,7 +4,7 @@
  * argument — plus prefixOfFilter and intersectPrefixRange.
  */
 import { describe, expect, it } from 'vitest';
-import { compareBytes, toHex, utf8 } from '../../core/api/bytes.js';
+import { compareBytes, latin1, toHex, utf8 } from '../../core/api/bytes.js';
 import {
   compileReadFilter, fuzzyMatches, fuzzyNextKey, intersectPrefixRange, prefixOfFilter,
 } from '../../core/api/filters.js';
@@ -222,5 +222,18 @@ describe('prefixOfFilter and intersectPrefixRange', () => {
     expect(intersectPrefixRange(r([2], []), b(1, 2))).toBeUndefined();
     expect(intersectPrefixRange(r([], [1, 2]), b(1, 2))).toBeUndefined();
     expect(intersectPrefixRange(r([0xff, 0xff], []), b(0xfe))).toBeUndefined();
+  });
+});
+
+describe('latin1', () => {
+  it('maps every byte to the char of the same code, in plain and shared memory', () => {
+    for (const make of [(n: number) => new Uint8Array(n), (n: number) => new Uint8Array(new SharedArrayBuffer(n))]) {
+      const b = make(256 * 40);
+      for (let i = 0; i < b.length; i++) b[i] = (i * 7) & 255;
+      const s = latin1(b.subarray(3));
+      expect(s.length).toBe(b.length - 3);
+      for (let i = 0; i < s.length; i++) expect(s.charCodeAt(i)).toBe(b[i + 3]);
+      expect(latin1(b.subarray(0, 0))).toBe('');
+    }
   });
 });
