@@ -130,10 +130,12 @@ export class MemstoreIterator implements InternalIterator {
   private cmp(leaf: Leaf, j: number, t: Target): number {
     if (t.prefixed) {
       const pre = leaf.pre;
-      const a1 = pre[2 * j]!;
+      const a1 = pre[3 * j]!;
       if (a1 !== t.p1) return a1 - t.p1;
-      const a2 = pre[2 * j + 1]!;
+      const a2 = pre[3 * j + 1]!;
       if (a2 !== t.p2) return a2 - t.p2;
+      const a3 = pre[3 * j + 2]!;
+      if (a3 !== t.p3) return a3 - t.p3;
     }
     const loc = leaf.loc;
     const o = loc[4 * j + 1]!;
@@ -183,11 +185,13 @@ class Target {
   readonly prefixed: boolean;
   readonly p1: number;
   readonly p2: number;
+  readonly p3: number;
 
   constructor(key: Uint8Array) {
     this.key = key;
     this.prefixed = key.length >= 2 && key.length >= 2 + ((key[0]! << 8) | key[1]!);
     this.p1 = this.prefixed ? rowPrefixAt(key, 0, 0) : 0;
     this.p2 = this.prefixed ? rowPrefixAt(key, 0, 6) : 0;
+    this.p3 = this.prefixed ? rowPrefixAt(key, 0, 12) : 0;
   }
 }

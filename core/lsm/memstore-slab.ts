@@ -88,29 +88,31 @@ export class SlabArena {
 /**
  * A sorted run of at most LEAF_MAX entries. Per entry i: `loc[4i..4i+3]` = slab index, key
  * offset, key length, value length (the value follows the key and its length's uvarint);
- * `pre[2i]`, `pre[2i+1]` = the key's row-prefix numbers (rowPrefixAt).
+ * `pre[3i]`, `pre[3i+1]`, `pre[3i+2]` = the key's row-prefix numbers (rowPrefixAt of row
+ * bytes 0–5, 6–11 and 12–17).
  */
 export class Leaf {
   n = 0;
   readonly loc = new Uint32Array(LEAF_MAX * 4);
-  readonly pre = new Float64Array(LEAF_MAX * 2);
+  readonly pre = new Float64Array(LEAF_MAX * 3);
 
   /** Inserts at `pos` (0..n), shifting later entries. REQUIRES: n < LEAF_MAX. */
-  insert(pos: number, slab: number, off: number, klen: number, vlen: number, p1: number, p2: number): void {
+  insert(pos: number, slab: number, off: number, klen: number, vlen: number, p1: number, p2: number, p3: number): void {
     const n = this.n;
     const loc = this.loc;
     const pre = this.pre;
     if (pos < n) {
       loc.copyWithin(4 * pos + 4, 4 * pos, 4 * n);
-      pre.copyWithin(2 * pos + 2, 2 * pos, 2 * n);
+      pre.copyWithin(3 * pos + 3, 3 * pos, 3 * n);
     }
     const j = 4 * pos;
     loc[j] = slab;
     loc[j + 1] = off;
     loc[j + 2] = klen;
     loc[j + 3] = vlen;
-    pre[2 * pos] = p1;
-    pre[2 * pos + 1] = p2;
+    pre[3 * pos] = p1;
+    pre[3 * pos + 1] = p2;
+    pre[3 * pos + 2] = p3;
     this.n = n + 1;
   }
 
@@ -119,7 +121,7 @@ export class Leaf {
     const right = new Leaf();
     const n = this.n;
     right.loc.set(this.loc.subarray(4 * from, 4 * n));
-    right.pre.set(this.pre.subarray(2 * from, 2 * n));
+    right.pre.set(this.pre.subarray(3 * from, 3 * n));
     right.n = n - from;
     this.n = from;
     return right;

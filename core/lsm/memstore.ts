@@ -37,11 +37,12 @@ import { LEAF_MAX, Leaf, SlabArena, compareKeyRanges, copyBytes, rowPrefixAt, uv
  * real memory. Measured on Node 20 (--expose-gc; growth of heap used plus array buffers
  * for 1 M entries of 36-byte keys and 8-byte values written through encodeBatch, minus
  * those 44 bytes): 36 bytes per entry appended in key order (full leaves), 51.5 in random
- * order (leaves ~70% full after splits). A leaf slot is 32 bytes; the rest is the two
- * length bytes in the slab, slab tails and the leaf objects. (The layout with two
+ * order (leaves ~70% full after splits), with a leaf slot of 32 bytes; the rest is the
+ * two length bytes in the slab, slab tails and the leaf objects. A third row-prefix number
+ * made the slot 40 bytes: 8 more per entry, 11 in random order. (The layout with two
  * Uint8Array views per entry measured 242–247.)
  */
-export const ENTRY_OVERHEAD_BYTES = 50;
+export const ENTRY_OVERHEAD_BYTES = 60;
 
 export interface MemstoreOptions {
   /** First slab's size (then doubling). Tests make it small to cross slab boundaries. */
@@ -142,21 +143,22 @@ export class Memstore {
     const slab = this.arena.slabs[s]!;
     const p1 = rowPrefixAt(slab, off, 0);
     const p2 = rowPrefixAt(slab, off, 6);
+    const p3 = rowPrefixAt(slab, off, 12);
     let li = leaves.length - 1;
     let leaf = leaves[li]!;
     const n = leaf.n;
-    if (n === 0 || this.cmpAt(leaf, n - 1, p1, p2, slab, off, off + kl) < 0) {
+    if (n === 0 || this.cmpAt(leaf, n - 1, p1, p2, p3, slab, off, off + kl) < 0) {
       // Fast path: append after the last key.
       if (n === LEAF_MAX) {
         leaf = new Leaf();
         leaves.push(leaf);
       }
-      leaf.insert(leaf.n, s, off, kl, vl, p1, p2);
+      leaf.insert(leaf.n, s, off, kl, vl, p1, p2, p3);
       return;
     }
-    li = this.leafFor(p1, p2, slab, off, off + kl);
+    li = this.leafFor(p1, p2, p3, slab, off, off + kl);
     leaf = leaves[li]!;
-    let pos = this.lowerBound(leaf, p1, p2, slab, off, off + kl);
+    let pos = this.lowerBound(leaf, p1, p2, p3, slab, off, off + kl);
     if (leaf.n === LEAF_MAX) {
       const half = LEAF_MAX >>> 1;
       const right = leaf.splitOff(half);
@@ -166,42 +168,44 @@ export class Memstore {
         pos -= half;
       }
     }
-    leaf.insert(pos, s, off, kl, vl, p1, p2);
+    leaf.insert(pos, s, off, kl, vl, p1, p2, p3);
   }
 
-  /** Compares entry j of `leaf` with the key b[bs, be) whose row prefixes are p1, p2. */
-  private cmpAt(leaf: Leaf, j: number, p1: number, p2: number, b: Uint8Array, bs: number, be: number): number {
+  /** Compares entry j of `leaf` with the key b[bs, be) whose row prefixes are p1, p2, p3. */
+  private cmpAt(leaf: Leaf, j: number, p1: number, p2: number, p3: number, b: Uint8Array, bs: number, be: number): number {
     const pre = leaf.pre;
-    const a1 = pre[2 * j]!;
+    const a1 = pre[3 * j]!;
     if (a1 !== p1) return a1 - p1;
-    const a2 = pre[2 * j + 1]!;
+    const a2 = pre[3 * j + 1]!;
     if (a2 !== p2) return a2 - p2;
+    const a3 = pre[3 * j + 2]!;
+    if (a3 !== p3) return a3 - p3;
     const loc = leaf.loc;
     const o = loc[4 * j + 1]!;
     return compareKeyRanges(this.arena.slabs[loc[4 * j]!]!, o, o + loc[4 * j + 2]!, b, bs, be);
   }
 
   /** Index of the leaf that should hold the key: the last leaf whose first key <= key. */
-  private leafFor(p1: number, p2: number, b: Uint8Array, bs: number, be: number): number {
+  private leafFor(p1: number, p2: number, p3: number, b: Uint8Array, bs: number, be: number): number {
     const leaves = this.leaves;
     let lo = 0;
     let hi = leaves.length - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
       const l = leaves[mid]!;
-      if (l.n > 0 && this.cmpAt(l, 0, p1, p2, b, bs, be) <= 0) lo = mid;
+      if (l.n > 0 && this.cmpAt(l, 0, p1, p2, p3, b, bs, be) <= 0) lo = mid;
       else hi = mid - 1;
     }
     return lo;
   }
 
   /** First index in `leaf` whose key >= the key. */
-  private lowerBound(leaf: Leaf, p1: number, p2: number, b: Uint8Array, bs: number, be: number): number {
+  private lowerBound(leaf: Leaf, p1: number, p2: number, p3: number, b: Uint8Array, bs: number, be: number): number {
     let lo = 0;
     let hi = leaf.n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.cmpAt(leaf, mid, p1, p2, b, bs, be) < 0) lo = mid + 1;
+      if (this.cmpAt(leaf, mid, p1, p2, p3, b, bs, be) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;

@@ -27,13 +27,14 @@ const TINY_SLABS: MemstoreOptions = { slabMinBytes: 64, slabMaxBytes: 256 };
 
 /**
  * Rows drawn so that many share long prefixes (the row-prefix numbers tie and the byte
- * comparison decides) and lengths straddle the 6- and 12-byte prefix boundaries.
+ * comparison decides) and lengths straddle the 6-, 12- and 18-byte prefix boundaries.
  */
 function randomRow(rnd: Random): Uint8Array {
-  const len = rnd.range(0, 20);
+  const len = rnd.range(0, 24);
   const row = new Uint8Array(len);
   const alphabet = rnd.chance(0.5) ? 2 : 256;
-  for (let i = 0; i < len; i++) row[i] = i < 10 && rnd.chance(0.7) ? 0x41 : rnd.int(alphabet);
+  const shared = rnd.chance(0.5) ? 10 : 16;
+  for (let i = 0; i < len; i++) row[i] = i < shared && rnd.chance(0.7) ? 0x41 : rnd.int(alphabet);
   return row;
 }
 
