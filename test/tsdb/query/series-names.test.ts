@@ -36,6 +36,13 @@ async function tagsOf(app: FastifyInstance, m = 'sum:cpu{host=*}'): Promise<Answ
   return (JSON.parse(r.body) as Answer).map((s) => ({ tags: s.tags, aggregateTags: s.aggregateTags }));
 }
 
+/** /api/query/last with resolveNames: the tags of each series (sorted by host). */
+async function lastTags(app: FastifyInstance): Promise<Array<Record<string, string>>> {
+  const r = await app.inject({ method: 'POST', url: '/api/query/last', payload: { queries: [{ metric: 'cpu', tags: {} }], resolveNames: true } });
+  expect(r.statusCode, r.body).toBe(200);
+  return (JSON.parse(r.body) as Array<{ tags: Record<string, string> }>).map((x) => x.tags).sort((a, b) => (a['host']! < b['host']! ? -1 : 1));
+}
+
 async function rename(app: FastifyInstance, kind: string, from: string, to: string): Promise<void> {
   const r = await app.inject({ method: 'GET', url: `/api/uid/rename?${kind}=${from}&name=${to}` });
   expect(r.statusCode, r.body).toBe(200);
@@ -52,8 +59,12 @@ describe('series names kept per TSUID', () => {
 
     await rename(app, 'tagv', 'web1', 'db1');
     expect(await tagsOf(app)).toEqual([{ tags: { dc: 'east', host: 'db1' }, aggregateTags: [] }, { tags: { dc: 'east', host: 'web2' }, aggregateTags: [] }]);
+    expect(await lastTags(app)).toEqual([{ dc: 'east', host: 'db1' }, { dc: 'east', host: 'web2' }]);
     await rename(app, 'tagk', 'dc', 'zone');
     expect(await tagsOf(app)).toEqual([{ tags: { host: 'db1', zone: 'east' }, aggregateTags: [] }, { tags: { host: 'web2', zone: 'east' }, aggregateTags: [] }]);
+    expect(await lastTags(app)).toEqual([{ host: 'db1', zone: 'east' }, { host: 'web2', zone: 'east' }]);
+    const lookup = await app.inject({ method: 'GET', url: '/api/search/lookup?m=cpu{zone=east}' });
+    expect((JSON.parse(lookup.body) as { results: Array<{ tags: Record<string, string> }> }).results.map((x) => x.tags.host).sort()).toEqual(['db1', 'web2']);
     expect(await tagsOf(app, 'sum:cpu')).toEqual([{ tags: { zone: 'east' }, aggregateTags: ['host'] }]);
 
     expect((await app.inject({ method: 'GET', url: '/api/dropcaches' })).statusCode).toBe(200);

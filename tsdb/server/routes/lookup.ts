@@ -14,6 +14,7 @@ import type { FastifyInstance } from 'fastify';
 import { latin1 } from '../../../core/api/bytes.js';
 import { TsdbError } from '../../errors.js';
 import { tsuidHex } from '../../query/scanner.js';
+import { seriesNames } from '../../query/series-names.js';
 import type { Tsdb } from '../../tsdb.js';
 import { parseUidKind } from '../../uid/uid-kind.js';
 import { jsonBody } from '../body-parsers.js';
@@ -131,38 +132,30 @@ export async function describeSeries(tsdb: Tsdb, tsuid: Uint8Array): Promise<{ m
 export type SeriesNamer = (tsuid: Uint8Array) => Promise<{ metric: string; tags: Record<string, string> } | undefined>;
 
 /**
- * describeSeries for many series of one request: each UID is resolved once (series share
- * their metric, tag keys and most tag values), and a series described twice costs once.
+ * describeSeries for many series of one request: the metric UID is resolved once per
+ * request, the tags through the query path's cache of series names (query/series-names.ts:
+ * kept across requests while no tag name changed), so a series costs no await once known.
  */
 export function seriesNamer(tsdb: Tsdb): SeriesNamer {
   const w = tsdb.widths;
-  const names = new Map<string, string | undefined>();
+  const metrics = new Map<string, string | undefined>();
   const described = new Map<string, { metric: string; tags: Record<string, string> } | undefined>();
-  const name = async (kind: 0 | 1 | 2, id: Uint8Array): Promise<string | undefined> => {
-    let key = String.fromCharCode(kind);
-    for (let i = 0; i < id.length; i++) key += String.fromCharCode(id[i]!);
-    if (names.has(key)) return names.get(key);
-    const n = await (kind === 0 ? tsdb.metrics : kind === 1 ? tsdb.tagks : tsdb.tagvs).getName(id);
-    names.set(key, n);
-    return n;
-  };
   return async (tsuid) => {
     const id = latin1(tsuid);
     if (described.has(id)) return described.get(id);
+    const metricId = id.slice(0, w.metric);
+    let metric: string | undefined;
+    if (metrics.has(metricId)) metric = metrics.get(metricId);
+    else metrics.set(metricId, (metric = await tsdb.metrics.getName(tsuid.subarray(0, w.metric))));
     let out: { metric: string; tags: Record<string, string> } | undefined;
-    const metric = await name(0, tsuid.subarray(0, w.metric));
     if (metric !== undefined) {
-      const tags: Record<string, string> = {};
-      out = { metric, tags };
-      for (let o = w.metric; o + w.tagk + w.tagv <= tsuid.length; o += w.tagk + w.tagv) {
-        const k = await name(1, tsuid.subarray(o, o + w.tagk));
-        const v = await name(2, tsuid.subarray(o + w.tagk, o + w.tagk + w.tagv));
-        if (k === undefined || v === undefined) {
-          out = undefined;
-          break;
-        }
-        tags[k] = v;
-      }
+      const pairs: Array<[Uint8Array, Uint8Array]> = [];
+      const step = w.tagk + w.tagv;
+      for (let o = w.metric; o + step <= tsuid.length; o += step) pairs.push([tsuid.subarray(o, o + w.tagk), tsuid.subarray(o + w.tagk, o + step)]);
+      const named = seriesNames(tsdb, tsuid, pairs);
+      const names = named instanceof Promise ? await named : named;
+      // A copy: the kept record is frozen and shared by every query of the series.
+      if (names !== undefined) out = { metric, tags: { ...names.tags } };
     }
     described.set(id, out);
     return out;
