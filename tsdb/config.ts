@@ -93,6 +93,11 @@ export interface TsdbConfig {
   readonly telnetIdleTimeoutMs: number;
   /** Longest telnet line in bytes; a longer one gets an error line and the connection is closed. */
   readonly telnetMaxLineBytes: number;
+  /**
+   * Worker threads that frame and parse telnet put lines (tsdb/server/telnet/parse-pool.ts;
+   * horae.ingest.parse_threads); 0: the main thread parses.
+   */
+  readonly ingestParseThreads: number;
   /** Open connections (HTTP and telnet) at most; more are closed on accept. 0 = no limit (tsd.core.connections.limit). */
   readonly maxConnections: number;
 }
@@ -106,6 +111,11 @@ export interface TsdbConfig {
  */
 export function defaultDecodeThreads(cores: number): number {
   return cores <= 2 ? 0 : Math.min(3, cores - 1);
+}
+
+/** Telnet parse workers by default (see bench/README.md, "Telnet parsing on a worker"). */
+export function defaultParseThreads(cores: number): number {
+  return cores <= 2 ? 1 : Math.min(2, cores - 2);
 }
 
 export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
@@ -149,6 +159,7 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   httpKeepAliveTimeoutMs: 65_000,
   telnetIdleTimeoutMs: 600_000,
   telnetMaxLineBytes: 64 * 1024,
+  ingestParseThreads: defaultParseThreads(availableParallelism()),
   maxConnections: 4096,
 };
 
@@ -183,6 +194,7 @@ export function resolveTsdbConfig(overrides: Partial<TsdbConfig> = {}): TsdbConf
   int('httpKeepAliveTimeoutMs', 100, 1e9);
   int('telnetIdleTimeoutMs', 0, 1e9);
   int('telnetMaxLineBytes', 1024, 64 * 1024 * 1024);
+  int('ingestParseThreads', 0, 64);
   int('maxConnections', 0, 1e7);
   int('queryTimeoutMs', 0, 1e9);
   int('queryMaxConcurrent', 0, 1e6);
