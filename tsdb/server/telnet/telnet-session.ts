@@ -45,7 +45,7 @@ export interface TelnetOptions {
    * resolved while the previous one syncs; later lines coalesce into a waiting batch. */
   readonly maxInFlightBatches: number;
   /** Put lines received but not yet acknowledged (waiting or running) at which the socket
-   * is paused. One chunk (≤ 64 KiB) may overshoot it. Default 20000. */
+   * is paused. One chunk (≤ 64 KiB) may overshoot it, two with a parse worker. Default 20000. */
   readonly maxInFlightLines: number;
   /** Reply slots queued behind an unfinished one at which the socket is paused. Default 1024. */
   readonly maxQueuedReplies: number;
@@ -100,8 +100,12 @@ export function unknownCommandLine(cmd: string): string {
   return `unknown command: ${cmd}.  Try \`help'.`;
 }
 
-/** Received bytes a connection may have at its parse worker, unanswered, before its socket is paused. */
-const MAX_BYTES_AT_WORKER = 512 * 1024;
+/**
+ * Received bytes a connection may have at its parse worker, unanswered, before its socket
+ * is paused: one socket read. Lines at the worker are not yet counted against
+ * maxInFlightLines, so with a worker the limit may be overshot by one more chunk.
+ */
+const MAX_BYTES_AT_WORKER = 64 * 1024;
 const NO_BYTES = Buffer.alloc(0);
 
 /** `droppable`: error lines (puts, unknown commands), dropped when the client does not read; answers to commands never are. */
