@@ -63,6 +63,8 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok',
           const e = byBytes.get(buf, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd);
           if (e !== undefined) {
             known.add(e, fast.timestamp, fast.value, fast.isInt, points.length);
+            // A worker that does not know it (a replacement, a new generation) learns it here.
+            pool?.teach(buf, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd, e);
             continue;
           }
         }
