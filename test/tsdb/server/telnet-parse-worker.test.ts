@@ -14,12 +14,13 @@ import type { Server, Socket } from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Random } from '../../../core/util/random.js';
 import { mergeRowCells } from '../../../tsdb/read/row-merge.js';
+import type { Authenticator } from '../../../tsdb/server/auth.js';
 import { decodeRowKey } from '../../../tsdb/schema/row-key.js';
 import { PutChunkParser, OP_RAW_PUT, OP_TEXT, chunkViews } from '../../../tsdb/server/telnet/parsed-chunk.js';
 import { LineSplitter } from '../../../tsdb/server/telnet/line-splitter.js';
 import { TelnetSession, newTelnetStats, resolveTelnetOptions } from '../../../tsdb/server/telnet/telnet-session.js';
 import type { TelnetStats } from '../../../tsdb/server/telnet/telnet-session.js';
-import { tsdbTelnetBackend } from '../../../tsdb/server/telnet/tsdb-telnet-backend.js';
+import { tsdbTelnetBackend, versionLines } from '../../../tsdb/server/telnet/tsdb-telnet-backend.js';
 import type { TsdbTelnetBackend } from '../../../tsdb/server/telnet/tsdb-telnet-backend.js';
 import type { Tsdb } from '../../../tsdb/tsdb.js';
 import { openFixture } from '../helpers/tsdb-fixture.js';
@@ -89,13 +90,13 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
-async function openSide(threads: number): Promise<Side> {
+async function openSide(threads: number, auth?: Authenticator): Promise<Side> {
   const { tsdb } = await openFixture();
   const backend = tsdbTelnetBackend(tsdb, () => 'ok', { parseThreads: threads });
   const stats = newTelnetStats();
   const options = resolveTelnetOptions({ maxLineBytes: MAX_LINE, maxBatchLines: 300 });
   const accepted: Array<{ session: TelnetSession; socket: Socket }> = [];
-  const server = createServer({ allowHalfOpen: true }, (socket) => accepted.push({ session: new TelnetSession(socket, backend, options, stats), socket }));
+  const server = createServer({ allowHalfOpen: true }, (socket) => accepted.push({ session: new TelnetSession(socket, backend, options, stats, undefined, auth), socket }));
   server.listen(0, '127.0.0.1');
   await once(server, 'listening');
   cleanups.push(async () => {
@@ -311,6 +312,24 @@ describe('telnet parsing on a worker thread', () => {
     expect(pool.stats().threads).toBe(1);
     expect(pool.stats().parsedLines).toBeGreaterThan(before);
   }, 60_000);
+
+  it('lines the worker parsed are refused before `auth` and by a read token, in line order', async () => {
+    const tokens: Record<string, 'read' | 'write'> = { 'w-token-0123456789': 'write', 'r-token-0123456789': 'read' };
+    const side = await openSide(1, { authenticate: (t) => tokens[t] });
+    const line = (i: number): string => `put authed ${T0 + i} ${i} host=a`;
+    await play(await openConn(side), { bytes: Buffer.from(`auth w-token-0123456789\n${line(0)}\n`), chunks: [1000] }, new Random(1));
+    const before = side.backend.parsePool!.stats().parsedLines;
+    const c = await openConn(side);
+    const body = [line(1), 'version', 'auth r-token-0123456789', line(2), 'auth w-token-0123456789', line(3), 'version'];
+    const text = await play(c, { bytes: Buffer.from(`${body.join('\n')}\n`), chunks: [2000] }, new Random(2));
+    expect(side.backend.parsePool!.stats().parsedLines - before).toBe(3);
+    const [v1, v2] = versionLines();
+    expect(text).toBe(`${[
+      "put: authentication required: send 'auth <token>' first", v1, v2,
+      'auth: ok (read)', 'put: permission denied: read-only token', 'auth: ok (write)', v1, v2,
+    ].join('\n')}\n`);
+    expect((await points(side.tsdb)).map((p) => p.split(' ').slice(2).join(' '))).toEqual([`${T0 * 1000} 0 1`, `${(T0 + 3) * 1000} 3 1`]);
+  });
 
   it('a closed pool sends its connections back to their own thread', async () => {
     const side = await openSide(1);

@@ -73,10 +73,10 @@ export class PutLines {
 export class ParsedPuts {
   count = 0;
   entries: unknown[] = [];
-  timestamps = new Float64Array(256);
-  values = new Float64Array(256);
-  ints = new Uint8Array(256);
-  rawBefore = new Int32Array(256);
+  timestamps = new Float64Array(4096);
+  values = new Float64Array(4096);
+  ints = new Uint8Array(4096);
+  rawBefore = new Int32Array(4096);
 
   addRun(c: ParsedChunk, k: number, n: number, rawBefore: number): void {
     const at = this.count;

@@ -45,7 +45,7 @@ export interface TelnetOptions {
    * resolved while the previous one syncs; later lines coalesce into a waiting batch. */
   readonly maxInFlightBatches: number;
   /** Put lines received but not yet acknowledged (waiting or running) at which the socket
-   * is paused. One chunk (≤ 64 KiB) may overshoot it, two with a parse worker. Default 20000. */
+   * is paused. One chunk (≤ 64 KiB) may overshoot it, plus 512 KiB with a parse worker. Default 20000. */
   readonly maxInFlightLines: number;
   /** Reply slots queued behind an unfinished one at which the socket is paused. Default 1024. */
   readonly maxQueuedReplies: number;
@@ -102,10 +102,16 @@ export function unknownCommandLine(cmd: string): string {
 
 /**
  * Received bytes a connection may have at its parse worker, unanswered, before its socket
- * is paused: one socket read. Lines at the worker are not yet counted against
- * maxInFlightLines, so with a worker the limit may be overshot by one more chunk.
+ * is paused: two messages. Lines at the worker are not yet counted against
+ * maxInFlightLines, so with a worker the limit may be overshot by this much more.
  */
-const MAX_BYTES_AT_WORKER = 64 * 1024;
+const MAX_BYTES_AT_WORKER = 512 * 1024;
+/**
+ * Chunks go to the worker as one message once this many bytes are waiting, or at the end
+ * of the event loop's turn: a postMessage with a transferred buffer costs 25-100 µs
+ * (Node 20), about what parsing 100-200 lines does, so messages must be big to pay.
+ */
+const POST_BYTES = 256 * 1024;
 const NO_BYTES = Buffer.alloc(0);
 
 /** `droppable`: error lines (puts, unknown commands), dropped when the client does not read; answers to commands never are. */
@@ -140,9 +146,13 @@ export class TelnetSession {
   private role: Role | undefined;
   /** The parse worker's stream (undefined: parsing in this thread). */
   private stream: ParseStream<unknown> | undefined;
-  /** Chunks at the worker, unanswered, in order, and their bytes. */
+  /** Messages at the worker, unanswered, in order; their bytes and those still to post. */
   private atWorker: Buffer[] = [];
   private atWorkerBytes = 0;
+  /** Chunks of this turn of the event loop, not yet posted. */
+  private toPost: Buffer[] = [];
+  private toPostBytes = 0;
+  private postScheduled = false;
   /** The unterminated line the worker holds after the answered chunks (a copy). */
   private tail: Buffer = NO_BYTES;
   /** The client ended, or shutdown() was asked, while chunks were at the worker. */
@@ -195,7 +205,7 @@ export class TelnetSession {
   /** Graceful end: parse no more input, finish queued work, write its replies, close. */
   shutdown(): void {
     if (this.stopping || this.closed) return;
-    if (this.atWorker.length > 0) {
+    if (this.atWorker.length > 0 || this.toPost.length > 0) {
       // The chunks received before are parsed first (as they would have been at once in this thread).
       this.shutdownAfterWorker = true;
       this.updateFlow();
@@ -217,14 +227,33 @@ export class TelnetSession {
   private onData(chunk: Buffer): void {
     if (this.stopping || this.shutdownAfterWorker || this.endAfterWorker) return;
     if (this.stream !== undefined) {
-      this.atWorker.push(chunk);
+      this.toPost.push(chunk);
+      this.toPostBytes += chunk.length;
       this.atWorkerBytes += chunk.length;
-      this.stream.push(chunk);
+      if (this.toPostBytes >= POST_BYTES) {
+        this.post();
+      } else if (!this.postScheduled) {
+        this.postScheduled = true;
+        setImmediate(() => {
+          this.postScheduled = false;
+          this.guard(() => this.post());
+        });
+      }
       this.updateFlow();
       return;
     }
     this.parseHere(chunk);
     this.afterInput();
+  }
+
+  /** Sends the chunks not yet posted to the worker, as one message. */
+  private post(): void {
+    if (this.stream === undefined || this.toPost.length === 0) return;
+    const msg = this.toPost.length === 1 ? this.toPost[0]! : Buffer.concat(this.toPost, this.toPostBytes);
+    this.toPost = [];
+    this.toPostBytes = 0;
+    this.atWorker.push(msg);
+    this.stream.push(msg);
   }
 
   private parseHere(chunk: Buffer): void {
@@ -239,7 +268,7 @@ export class TelnetSession {
   }
 
   private onEnd(): void {
-    if (this.atWorker.length > 0) {
+    if (this.atWorker.length > 0 || this.toPost.length > 0) {
       this.endAfterWorker = true;
       return;
     }
@@ -310,7 +339,7 @@ export class TelnetSession {
 
   /** An end of input or a shutdown that waited for the worker goes ahead once it has answered everything. */
   private afterWorker(): void {
-    if (this.atWorker.length > 0) return;
+    if (this.atWorker.length > 0 || this.toPost.length > 0) return;
     if (this.endAfterWorker) {
       this.endAfterWorker = false;
       this.onEnd();
@@ -325,10 +354,12 @@ export class TelnetSession {
    * unterminated line it held, and so is every later chunk.
    */
   private onWorkerLost(): void {
-    const chunks = this.atWorker;
+    const chunks = [...this.atWorker, ...this.toPost];
     this.stream = undefined;
     this.atWorker = [];
     this.atWorkerBytes = 0;
+    this.toPost = [];
+    this.toPostBytes = 0;
     if (this.stopping) return;
     if (this.tail.length > 0) this.parseHere(this.tail);
     this.tail = NO_BYTES;
@@ -346,6 +377,8 @@ export class TelnetSession {
     this.stream = undefined;
     this.atWorker = [];
     this.atWorkerBytes = 0;
+    this.toPost = [];
+    this.toPostBytes = 0;
     this.endAfterWorker = false;
     this.shutdownAfterWorker = false;
   }
