@@ -113,9 +113,14 @@ export function defaultDecodeThreads(cores: number): number {
   return cores <= 2 ? 0 : Math.min(3, cores - 1);
 }
 
-/** Telnet parse workers by default (see bench/README.md, "Telnet parsing on a worker"). */
-export function defaultParseThreads(cores: number): number {
-  return cores <= 2 ? 1 : Math.min(2, cores - 2);
+/**
+ * Telnet parse workers by default: none. On 2 cores a worker did not raise points/s and
+ * cost 15-35% more server CPU per point (a message to and from the worker costs about
+ * what parsing its lines in the main thread does; bench/README.md, "Telnet parsing on a
+ * worker"). Not measured on more cores; `horae.ingest.parse_threads = 1` to try.
+ */
+export function defaultParseThreads(_cores: number): number {
+  return 0;
 }
 
 export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
