@@ -93,6 +93,11 @@ export interface TsdbConfig {
   readonly telnetIdleTimeoutMs: number;
   /** Longest telnet line in bytes; a longer one gets an error line and the connection is closed. */
   readonly telnetMaxLineBytes: number;
+  /**
+   * Worker threads that frame and parse telnet put lines (tsdb/server/telnet/parse-pool.ts;
+   * horae.ingest.parse_threads); 0: the main thread parses.
+   */
+  readonly ingestParseThreads: number;
   /** Open connections (HTTP and telnet) at most; more are closed on accept. 0 = no limit (tsd.core.connections.limit). */
   readonly maxConnections: number;
 }
@@ -106,6 +111,16 @@ export interface TsdbConfig {
  */
 export function defaultDecodeThreads(cores: number): number {
   return cores <= 2 ? 0 : Math.min(3, cores - 1);
+}
+
+/**
+ * Telnet parse workers by default: none. On 2 cores a worker did not raise points/s and
+ * cost 15-35% more server CPU per point (a message to and from the worker costs about
+ * what parsing its lines in the main thread does; bench/README.md, "Telnet parsing on a
+ * worker"). Not measured on more cores; `horae.ingest.parse_threads = 1` to try.
+ */
+export function defaultParseThreads(_cores: number): number {
+  return 0;
 }
 
 export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
@@ -149,6 +164,7 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   httpKeepAliveTimeoutMs: 65_000,
   telnetIdleTimeoutMs: 600_000,
   telnetMaxLineBytes: 64 * 1024,
+  ingestParseThreads: defaultParseThreads(availableParallelism()),
   maxConnections: 4096,
 };
 
@@ -183,6 +199,7 @@ export function resolveTsdbConfig(overrides: Partial<TsdbConfig> = {}): TsdbConf
   int('httpKeepAliveTimeoutMs', 100, 1e9);
   int('telnetIdleTimeoutMs', 0, 1e9);
   int('telnetMaxLineBytes', 1024, 64 * 1024 * 1024);
+  int('ingestParseThreads', 0, 64);
   int('maxConnections', 0, 1e7);
   int('queryTimeoutMs', 0, 1e9);
   int('queryMaxConcurrent', 0, 1e6);

@@ -16,12 +16,16 @@
  *
  * Cell timestamps: every cell of a group carries the group's write time, strictly greater
  * than the previous group's, so across groups the newest write of a timestamp wins. In a
- * group, a repeated (series, ms timestamp) keeps the point of the latest call.
+ * group, a repeated (series, ms timestamp) keeps the point of the latest call. Calls join
+ * groups in call order: one that is still resolving series (creating them, after an
+ * eviction say) holds back the later calls until its points are in, so a later call's
+ * point cannot land in an earlier group than an earlier call's.
  *
  * Memory: points accepted but not yet durable are counted; past `maxInflightPoints`
  * write() rejects with TSDB_OVERLOADED (HTTP answers 503) and overloaded() is true
  * (telnet stops reading until whenWritable() resolves).
  */
+import { toHex } from '../../core/api/bytes.js';
 import type { Durability, Table } from '../../core/api/store.js';
 import type { TsdbConfig } from '../config.js';
 import { TsdbError, isTsdbError } from '../errors.js';
@@ -126,6 +130,19 @@ export class Ingestor {
   private readonly resolving = new Map<string, Promise<SeriesEntry>>();
   private groups = 0;
   private cells = 0;
+  /**
+   * Every entry still referenced anywhere, by its row-key template: a series created again
+   * (after dropCaches or an eviction) while a byte cache or a telnet parse worker's table
+   * still holds its old entry gets that same entry, since a write group tells series apart
+   * by entry: two entries of one series in a group would write one row twice in one
+   * mutation, and which of its points wins would then depend on their qualifiers.
+   */
+  private readonly live = new Map<string, WeakRef<SeriesEntry>>();
+  private readonly reaper = new FinalizationRegistry<string>((key) => {
+    if (this.live.get(key)?.deref() === undefined) this.live.delete(key);
+  });
+  /** Settles once the latest call that had to resolve series (or wait) has queued its points. */
+  private queuedTail: Promise<void> | undefined;
 
   constructor(deps: IngestDeps) {
     this.deps = deps;
@@ -162,9 +179,28 @@ export class Ingestor {
     const n = points.length + (known?.count ?? 0);
     const seq = ++this.callSeq;
     this.inflight += n;
+    // A call that cannot queue its points at once (it resolves series, or an earlier call
+    // has not queued yet) makes the later calls wait for it.
+    const prior = this.queuedTail;
+    let queuedNow: (() => void) | undefined;
+    if (prior !== undefined || points.length > 0) {
+      const mine = new Promise<void>((resolve) => { queuedNow = resolve; });
+      this.queuedTail = mine;
+      const done = queuedNow!;
+      queuedNow = () => {
+        if (this.queuedTail === mine) this.queuedTail = undefined;
+        done();
+      };
+    }
     try {
       const outcomes: PointOutcome[] = new Array(points.length).fill(undefined);
-      const entries = points.length === 0 ? [] : await this.resolveSeries(points, outcomes);
+      let entries: (SeriesEntry | undefined)[] = [];
+      try {
+        if (points.length > 0) entries = await this.resolveSeries(points, outcomes);
+      } finally {
+        // Even when this call fails, the later ones must wait for the earlier ones only.
+        if (prior !== undefined) await prior;
+      }
       const group = this.group ??= new WriteGroup(this.deps.widths);
       let queued = 0;
       let g = 0;
@@ -177,6 +213,8 @@ export class Ingestor {
         queued += known.count;
       }
       for (; g < points.length; g++) if (this.addPoint(group, entries[g], points[g]!, g, outcomes, seq)) queued++;
+      queuedNow?.();
+      queuedNow = undefined;
       if (queued > 0) {
         group.requireDurability(opts.durability ?? this.deps.config.durability);
         const done = group.done;
@@ -187,6 +225,7 @@ export class Ingestor {
       this.rejected += n - queued;
       return outcomes;
     } finally {
+      queuedNow?.();
       this.inflight -= n;
       if (!this.overloaded() && this.waiters.length > 0) {
         const w = this.waiters;
@@ -370,8 +409,15 @@ export class Ingestor {
       pair.set(vid, kid.length);
       return pair;
     }));
+    const template = encodeSeriesKey(widths, metricId, pairs);
+    const key = toHex(template);
+    const old = this.live.get(key)?.deref();
+    if (old !== undefined) return old;
     this.created++;
-    return newSeriesEntry(encodeSeriesKey(widths, metricId, pairs));
+    const e = newSeriesEntry(template);
+    this.live.set(key, new WeakRef(e));
+    this.reaper.register(e, key);
+    return e;
   }
 }
 

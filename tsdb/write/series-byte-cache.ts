@@ -18,28 +18,32 @@
  */
 import type { SeriesEntry } from './write-group.js';
 
-interface Slot {
+interface Slot<T> {
   readonly hash: number;
   /** metric bytes, one space, tag bytes */
   readonly key: Uint8Array;
   readonly view: DataView;
   readonly metricLength: number;
-  readonly entry: SeriesEntry;
-  next: Slot | undefined;
+  readonly entry: T;
+  next: Slot<T> | undefined;
   /** The slot found right after this one last time: the likely next lookup. */
-  succ: Slot | undefined;
+  succ: Slot<T> | undefined;
 }
 
 const MIN_BUCKETS = 1024;
 const EMPTY_VIEW: DataView = new DataView(new ArrayBuffer(0));
 
-export class SeriesByteCache {
-  private buckets: (Slot | undefined)[] = new Array<Slot | undefined>(MIN_BUCKETS).fill(undefined);
+/**
+ * `T`: what a series maps to — its SeriesEntry on the main thread, a series number in a
+ * telnet parse worker (parse-worker.ts), which has no entries.
+ */
+export class SeriesByteCache<T = SeriesEntry> {
+  private buckets: (Slot<T> | undefined)[] = new Array<Slot<T> | undefined>(MIN_BUCKETS).fill(undefined);
   private mask = MIN_BUCKETS - 1;
   private count = 0;
   private readonly capacity: number;
   /** The slot of the last hit (undefined after a miss). */
-  private last: Slot | undefined;
+  private last: Slot<T> | undefined;
   /** The last buffer looked up in, and its DataView. */
   private viewBuf: Uint8Array | undefined;
   private view: DataView = EMPTY_VIEW;
@@ -49,7 +53,7 @@ export class SeriesByteCache {
   }
 
   /** The series whose key is line[ms,me) + line[ts,te), or undefined. */
-  get(line: Uint8Array, ms: number, me: number, ts: number, te: number): SeriesEntry | undefined {
+  get(line: Uint8Array, ms: number, me: number, ts: number, te: number): T | undefined {
     const dv = this.viewOf(line);
     const ml = me - ms;
     const len = ml + 1 + (te - ts);
@@ -73,7 +77,7 @@ export class SeriesByteCache {
     return undefined;
   }
 
-  set(line: Uint8Array, ms: number, me: number, ts: number, te: number, entry: SeriesEntry): void {
+  set(line: Uint8Array, ms: number, me: number, ts: number, te: number, entry: T): void {
     if (this.get(line, ms, me, ts, te) !== undefined) return;
     if (this.count >= this.capacity) this.clear();
     const ml = me - ms;
@@ -90,7 +94,7 @@ export class SeriesByteCache {
 
   clear(): void {
     this.last = undefined;
-    this.buckets = new Array<Slot | undefined>(MIN_BUCKETS).fill(undefined);
+    this.buckets = new Array<Slot<T> | undefined>(MIN_BUCKETS).fill(undefined);
     this.mask = MIN_BUCKETS - 1;
     this.count = 0;
   }
@@ -108,7 +112,7 @@ export class SeriesByteCache {
   private grow(): void {
     const old = this.buckets;
     const n = old.length * 2;
-    const buckets = new Array<Slot | undefined>(n).fill(undefined);
+    const buckets = new Array<Slot<T> | undefined>(n).fill(undefined);
     const mask = n - 1;
     for (let s of old) {
       while (s !== undefined) {

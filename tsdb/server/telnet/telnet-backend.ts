@@ -7,18 +7,30 @@
  * reply line per failed `put`, nothing for a success; see the reference notes in
  * shared/reference/opentsdb-surface.md section 5.
  */
+import type { ParsedChunk } from './parsed-chunk.js';
+import type { PutParsePool } from './parse-pool.js';
 
 /**
- * The `put` lines of one batch as byte ranges of the buffers they arrived in (the socket's
- * chunks), in line order: line i is `bufs[i][starts[i], ends[i])`, starting with `put`,
- * terminator removed, not decoded. No object is made per line; `bufs` repeats the same
- * chunk for the lines of one chunk. `line(i)` makes a view (the slow path, tests).
+ * The `put` lines of one batch, in line order. Raw lines are byte ranges of the buffers
+ * they arrived in (the socket's chunks), not decoded: raw line i is
+ * `bufs[i][starts[i], ends[i])`, starting with `put`, terminator removed. No object is
+ * made per line; `bufs` repeats the same chunk for the lines of one chunk. `line(i)` makes
+ * a view (the slow path, tests). With parse workers (parse-pool.ts) most lines come
+ * already parsed, as points in `parsed`, each placed among the raw lines by `rawBefore`.
  */
 export class PutLines {
+  /** Every line of the batch: raw and parsed. */
   count = 0;
   readonly bufs: Uint8Array[] = [];
   readonly starts: number[] = [];
   readonly ends: number[] = [];
+  /** Lines a parse worker parsed (undefined: none). */
+  parsed: ParsedPuts | undefined;
+
+  /** Raw lines (bufs/starts/ends). */
+  get rawCount(): number {
+    return this.bufs.length;
+  }
 
   add(buf: Uint8Array, start: number, end: number): void {
     this.bufs.push(buf);
@@ -27,15 +39,21 @@ export class PutLines {
     this.count++;
   }
 
-  /** Line i as a view of its buffer. */
+  /** Points k..k+n-1 of a parsed chunk, after the raw lines added so far. */
+  addParsed(c: ParsedChunk, k: number, n: number): void {
+    (this.parsed ??= new ParsedPuts()).addRun(c, k, n, this.bufs.length);
+    this.count += n;
+  }
+
+  /** Raw line i as a view of its buffer. */
   line(i: number): Uint8Array {
     return this.bufs[i]!.subarray(this.starts[i], this.ends[i]);
   }
 
-  /** Every line as a view (tests, fakes). */
+  /** Every raw line as a view (tests, fakes). */
   lines(): Uint8Array[] {
-    const out: Uint8Array[] = new Array(this.count);
-    for (let i = 0; i < this.count; i++) out[i] = this.line(i);
+    const out: Uint8Array[] = new Array(this.rawCount);
+    for (let i = 0; i < this.rawCount; i++) out[i] = this.line(i);
     return out;
   }
 
@@ -47,12 +65,48 @@ export class PutLines {
   }
 }
 
+/**
+ * Put lines parsed by a worker: point i is of series `entries[i]` (opaque here: the
+ * backend's SeriesEntry), and comes after `rawBefore[i]` of the batch's raw lines.
+ * Columns grow by doubling.
+ */
+export class ParsedPuts {
+  count = 0;
+  entries: unknown[] = [];
+  timestamps = new Float64Array(4096);
+  values = new Float64Array(4096);
+  ints = new Uint8Array(4096);
+  rawBefore = new Int32Array(4096);
+
+  addRun(c: ParsedChunk, k: number, n: number, rawBefore: number): void {
+    const at = this.count;
+    const end = at + n;
+    if (end > this.timestamps.length) this.grow(end);
+    this.timestamps.set(c.timestamps.subarray(k, k + n), at);
+    this.values.set(c.values.subarray(k, k + n), at);
+    this.ints.set(c.ints.subarray(k, k + n), at);
+    this.rawBefore.fill(rawBefore, at, end);
+    const e = this.entries;
+    for (let i = 0; i < n; i++) e.push(c.entries[k + i]);
+    this.count = end;
+  }
+
+  private grow(min: number): void {
+    let m = this.timestamps.length * 2;
+    while (m < min) m *= 2;
+    const ts = new Float64Array(m); ts.set(this.timestamps); this.timestamps = ts;
+    const vs = new Float64Array(m); vs.set(this.values); this.values = vs;
+    const is = new Uint8Array(m); is.set(this.ints); this.ints = is;
+    const rb = new Int32Array(m); rb.set(this.rawBefore); this.rawBefore = rb;
+  }
+}
+
 export interface TelnetBackend {
   /**
    * Writes a batch of `put` lines (PutLines: byte ranges of the received chunks; not
-   * decoded — `putWords(batch.line(i))` in line-splitter.ts gives the words after `put`);
-   * the session has already checked that there are at least 4 words after `put`
-   * (metric, timestamp, value, one tag). The chunks are never modified by the session,
+   * decoded — `putWords(batch.line(i))` in line-splitter.ts gives the words after `put`
+   * — and, with `parsePool`, points its workers parsed); the session has already checked
+   * that there are at least 4 words after `put` (metric, timestamp, value, one tag). The chunks are never modified by the session,
    * and it keeps no reference to them once the returned promise settles.
    *
    * Resolves with one reply line per failed entry, in input order, without a trailing
@@ -95,4 +149,11 @@ export interface TelnetBackend {
 
   /** Reply to `status` (OpenTSDB 2.5): `startup`, `ok`, `partial`, `error` or `shutting-down`. */
   status(): string;
+
+  /**
+   * Parse workers (horae.ingest.parse_threads): sessions hand their chunks to it and get
+   * lines back parsed, the known series as points in `PutLines.parsed` (whose entries
+   * the backend taught the pool). Undefined: sessions parse in the main thread.
+   */
+  readonly parsePool?: PutParsePool<unknown>;
 }
