@@ -53,14 +53,19 @@ export function installQueryAdmission(app: FastifyInstance, o: QueryAdmissionOpt
     if (req.raw.socket.destroyed) done();
   };
 
-  app.addHook('onRequest', async (req: FastifyRequest, reply: FastifyReply) => {
-    if (!QUERY_PATH.test(req.url)) return;
+  // A callback hook: a query that gets a slot at once (the common case) costs no promise.
+  app.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+    if (!QUERY_PATH.test(req.url)) {
+      done();
+      return;
+    }
     if (stats.running < o.maxConcurrent) {
       stats.running++;
       hold(req, reply);
+      done();
       return;
     }
-    const got = await new Promise<boolean>((resolve) => {
+    void new Promise<boolean>((resolve) => {
       let waiting = true;
       const grant = (): void => {
         if (!waiting) {
@@ -79,14 +84,18 @@ export function installQueryAdmission(app: FastifyInstance, o: QueryAdmissionOpt
       }, o.queueMs);
       waiters.push(grant);
       stats.queued++;
+    }).then((got) => {
+      stats.queued--;
+      if (!got) {
+        stats.rejected++;
+        // Replying from a callback hook: done() is not called.
+        void sendError(reply, 503, `Too many queries: ${o.maxConcurrent} running and none finished within ${o.queueMs} ms`,
+          'Retry later; the limits are horae.query.max_concurrent and horae.query.queue_ms');
+        return;
+      }
+      hold(req, reply);
+      done();
     });
-    stats.queued--;
-    if (!got) {
-      stats.rejected++;
-      return sendError(reply, 503, `Too many queries: ${o.maxConcurrent} running and none finished within ${o.queueMs} ms`,
-        'Retry later; the limits are horae.query.max_concurrent and horae.query.queue_ms');
-    }
-    hold(req, reply);
   });
   return stats;
 }
