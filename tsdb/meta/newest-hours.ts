@@ -103,9 +103,13 @@ export class NewestHours {
 
 /** The TSUID of a data row key (salt and base time left out), as NewestHours keys it. */
 export function tsuidKeyOfRowKey(key: Uint8Array, saltWidth: number, metricWidth: number): string {
-  let s = '';
+  // One flat string (a concatenation char by char would keep a rope: ~4× the memory).
+  const n = key.length - saltWidth - 4;
+  if (scratch.length < n) scratch = new Uint8Array(Math.max(n, scratch.length * 2));
   const metricEnd = saltWidth + metricWidth;
-  for (let i = saltWidth; i < metricEnd; i++) s += String.fromCharCode(key[i]!);
-  for (let i = metricEnd + 4; i < key.length; i++) s += String.fromCharCode(key[i]!);
-  return s;
+  scratch.set(key.subarray(saltWidth, metricEnd), 0);
+  scratch.set(key.subarray(metricEnd + 4), metricWidth);
+  return latin1(scratch.subarray(0, n));
 }
+
+let scratch = new Uint8Array(64);
