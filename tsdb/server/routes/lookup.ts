@@ -51,7 +51,7 @@ export function registerLookupRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       if (id === undefined) return sendError(reply, 404, `No such name for 'metrics': '${metric}'`);
       prefix = id;
     }
-    const results: Array<{ tsuid: string; metric: string; tags: Record<string, string> }> = [];
+    const results: Array<{ tsuid: string; metric: string; tags: Readonly<Record<string, string>> }> = [];
     let total = 0;
     const describe = seriesNamer(tsdb);
     for (const tsuid of await (prefix.length === 0 ? tsdb.index.tsuids(prefix, Number.MAX_SAFE_INTEGER) : tsdb.index.ofMetric(prefix))) {
@@ -124,22 +124,24 @@ function matches(tags: Readonly<Record<string, string>>, patterns: readonly TagP
   return true;
 }
 
-/** Metric and tag names of a TSUID; undefined when a UID has no name (a damaged index). */
-export async function describeSeries(tsdb: Tsdb, tsuid: Uint8Array): Promise<{ metric: string; tags: Record<string, string> } | undefined> {
-  return seriesNamer(tsdb)(tsuid);
+/** A series' metric and tag names (the tags shared and frozen: read, never change them). */
+export interface SeriesDescription {
+  readonly metric: string;
+  readonly tags: Readonly<Record<string, string>>;
 }
 
-export type SeriesNamer = (tsuid: Uint8Array) => Promise<{ metric: string; tags: Record<string, string> } | undefined>;
+/** Names of a TSUID; undefined when a UID has no name (a damaged index). */
+export type SeriesNamer = (tsuid: Uint8Array) => Promise<SeriesDescription | undefined>;
 
 /**
- * describeSeries for many series of one request: the metric UID is resolved once per
+ * A SeriesNamer for the series of one request: the metric UID is resolved once per
  * request, the tags through the query path's cache of series names (query/series-names.ts:
  * kept across requests while no tag name changed), so a series costs no await once known.
  */
 export function seriesNamer(tsdb: Tsdb): SeriesNamer {
   const w = tsdb.widths;
   const metrics = new Map<string, string | undefined>();
-  const described = new Map<string, { metric: string; tags: Record<string, string> } | undefined>();
+  const described = new Map<string, SeriesDescription | undefined>();
   return async (tsuid) => {
     const id = latin1(tsuid);
     if (described.has(id)) return described.get(id);
@@ -147,15 +149,14 @@ export function seriesNamer(tsdb: Tsdb): SeriesNamer {
     let metric: string | undefined;
     if (metrics.has(metricId)) metric = metrics.get(metricId);
     else metrics.set(metricId, (metric = await tsdb.metrics.getName(tsuid.subarray(0, w.metric))));
-    let out: { metric: string; tags: Record<string, string> } | undefined;
+    let out: SeriesDescription | undefined;
     if (metric !== undefined) {
       const pairs: Array<[Uint8Array, Uint8Array]> = [];
       const step = w.tagk + w.tagv;
       for (let o = w.metric; o + step <= tsuid.length; o += step) pairs.push([tsuid.subarray(o, o + w.tagk), tsuid.subarray(o + w.tagk, o + step)]);
       const named = seriesNames(tsdb, tsuid, pairs);
       const names = named instanceof Promise ? await named : named;
-      // A copy: the kept record is frozen and shared by every query of the series.
-      if (names !== undefined) out = { metric, tags: { ...names.tags } };
+      if (names !== undefined) out = { metric, tags: names.tags };
     }
     described.set(id, out);
     return out;
