@@ -725,7 +725,7 @@ export class Engine {
     try {
       const job: CompactionJob = {
         kind: 'compact', dir: this.dir, inputs: inputs.map((f) => f.number), outputNumber: number,
-        start: r.start, end: r.end, major, nowMs: this.clock(),
+        start: r.start, end: r.end, major, keepSeq: this.seqs.oldestSnapshot(), nowMs: this.clock(),
         families: [...r.table.families.entries()], sst: this.sstSettings(),
       };
       let meta: FileMeta | undefined;

@@ -50,6 +50,12 @@ export interface CompactionJob {
   readonly start: Uint8Array;
   readonly end: Uint8Array;
   readonly major: boolean;
+  /**
+   * A major compaction resolves only entries with seq <= keepSeq (the oldest snapshot a
+   * read may still use, SeqTracker.oldestSnapshot) and keeps newer ones as they are, so
+   * a read whose snapshot is older than the compaction still finds what it sees.
+   */
+  readonly keepSeq: number;
   readonly nowMs: number;
   readonly families: readonly (readonly [string, FamilyRule])[];
   readonly sst: SstSettings;
@@ -193,7 +199,7 @@ export async function runCompaction(fs: FileSystem, job: CompactionJob): Promise
       while (it.valid) {
         if (end.length > 0 && compareKeyRow(it.key(), end) >= 0) break;
         if (job.major) {
-          compactRow(it, Number.MAX_SAFE_INTEGER, job.nowMs, families, add);
+          compactRow(it, job.keepSeq, job.nowMs, families, add);
         } else {
           add(it.key(), it.value());
           it.next();

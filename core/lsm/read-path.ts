@@ -101,7 +101,19 @@ export async function getRows(
 ): Promise<(Row | undefined)[]> {
   throwIfAborted(opts.signal);
   const filter = compileReadFilter(opts);
-  const snapshot = snapshotSeq ?? engine.seqs.visibleSeq;
+  // Held while the get runs: it pins its regions one after another, and a compaction in
+  // between must not resolve away versions this snapshot sees (SeqTracker.oldestSnapshot).
+  const snapshot = engine.seqs.holdSnapshot(snapshotSeq ?? engine.seqs.visibleSeq);
+  try {
+    return await getRowsAt(engine, t, keys, opts, filter, snapshot);
+  } finally {
+    engine.seqs.releaseSnapshot(snapshot);
+  }
+}
+
+async function getRowsAt(
+  engine: Engine, t: TableState, keys: readonly Uint8Array[], opts: NormalizedReadOptions, filter: CompiledFilter, snapshot: number,
+): Promise<(Row | undefined)[]> {
   const ctx = readContext(engine, t, opts, filter, snapshot);
   const timeStart = opts.timeRange?.start ?? 0;
   const out: (Row | undefined)[] = new Array(keys.length);
@@ -170,10 +182,45 @@ function rowBytes(cells: Row['cells']): number {
   return n;
 }
 
-export async function* scanRows(engine: Engine, t: TableState, s: NormalizedScanSpec): AsyncGenerator<readonly Row[]> {
+/**
+ * A scan at the read point when its iteration starts. The snapshot is held until the scan
+ * ends (done, broken out of, failed): regions are pinned one by one as the scan reaches
+ * them, and compactions in between keep what it sees (SeqTracker.oldestSnapshot). A scan
+ * abandoned without return() releases it when garbage-collected.
+ */
+export function scanRows(engine: Engine, t: TableState, s: NormalizedScanSpec): AsyncGenerator<readonly Row[]> {
+  const hold: SnapshotHold = { seqs: engine.seqs, seq: -1 };
+  const gen = heldScan(engine, t, s, hold);
+  abandonedScans.register(gen, hold);
+  return gen;
+}
+
+interface SnapshotHold {
+  readonly seqs: Engine['seqs'];
+  /** The held snapshot, or -1 (not yet taken, or released). */
+  seq: number;
+}
+
+function releaseHold(hold: SnapshotHold): void {
+  if (hold.seq < 0) return;
+  hold.seqs.releaseSnapshot(hold.seq);
+  hold.seq = -1;
+}
+
+const abandonedScans = new FinalizationRegistry<SnapshotHold>(releaseHold);
+
+async function* heldScan(engine: Engine, t: TableState, s: NormalizedScanSpec, hold: SnapshotHold): AsyncGenerator<readonly Row[]> {
+  hold.seq = engine.seqs.holdSnapshot();
+  try {
+    yield* scanAt(engine, t, s, hold.seq);
+  } finally {
+    releaseHold(hold);
+  }
+}
+
+async function* scanAt(engine: Engine, t: TableState, s: NormalizedScanSpec, snapshot: number): AsyncGenerator<readonly Row[]> {
   const filter = compileReadFilter(s);
   const fuzzy = s.reverse ? undefined : fuzzyRulesOf(s.filter);
-  const snapshot = engine.seqs.visibleSeq;
   const timeStart = s.timeRange?.start ?? 0;
   let remaining = s.limit;
   let start = s.start;

@@ -19,7 +19,7 @@
 import type { Cell } from '../api/store.js';
 import type { InternalIterator } from '../iter/internal-iterator.js';
 import { compareRange } from '../api/bytes.js';
-import { KeyKind, TRAILER_BYTES, seqOf, timestampOf } from './internal-key.js';
+import { KeyKind, TRAILER_BYTES, compareInternalKeys, seqOf, timestampOf } from './internal-key.js';
 
 export interface FamilyRule {
   readonly maxVersions: number;
@@ -117,15 +117,24 @@ class RowAssembler {
   }
 
   compactRow(
-    it: InternalIterator, snapshotSeq: number, nowMs: number, families: ReadonlyMap<string, FamilyRule>,
+    it: InternalIterator, keepSeq: number, nowMs: number, families: ReadonlyMap<string, FamilyRule>,
     emit: (key: Uint8Array, value: Uint8Array) => void,
   ): void {
     this.begin(families, nowMs);
     this.ctx = undefined;
-    this.emitEntry = emit;
-    this.consume(it, snapshotSeq, true);
+    const out = this.kept;
+    this.emitEntry = (key, value) => out.push({ key, value });
+    this.consume(it, keepSeq, true);
     this.emitEntry = undefined;
+    // Survivors were found column by column, entries above keepSeq as they came: put
+    // them back in internal-key order for the file.
+    if (out.length > 1) out.sort((a, b) => compareInternalKeys(a.key, b.key));
+    for (const e of out) emit(e.key, e.value);
+    out.length = 0;
   }
+
+  /** compactRow's output of the current row, before it is sorted. */
+  private readonly kept: { key: Uint8Array; value: Uint8Array }[] = [];
 
   /** Consumes the row at the iterator (valid, at the row's first entry); returns the row key. */
   private consume(it: InternalIterator, snapshotSeq: number, keepKeys: boolean): Uint8Array {
@@ -140,7 +149,11 @@ class RowAssembler {
     let famSeen = false;
     for (;;) {
       const seq = seqOf(k);
-      if (seq <= snapshotSeq) {
+      if (seq > snapshotSeq) {
+        // Invisible to a read; a compaction keeps it as it is (reads newer than keepSeq
+        // replay it on top of the resolved older entries, as they would on all of them).
+        if (keepKeys) this.kept.push({ key: k.slice(), value: it.value() });
+      } else {
         const kind = k[k.length - 1]!;
         if (kind === KeyKind.DeleteRow) {
           if (this.rowMarkers === NO_MARKERS) this.rowMarkers = [];
@@ -303,14 +316,16 @@ export function readRow(it: InternalIterator, ctx: RowReadContext): { key: Uint8
 }
 
 /**
- * Major-compaction view of a row: calls `emit` with the internal key and value of every
- * surviving, unexpired version, in internal-key order, and drops every marker. Requires
- * that the iterator covers ALL data of the row older than the markers it drops (a major
- * compaction over every file of the region) and that snapshotSeq covers all of it.
+ * Major-compaction view of a row: calls `emit`, in internal-key order, with the internal
+ * key and value of every surviving, unexpired version among the entries with seq <=
+ * keepSeq, whose markers it drops, and of every entry above keepSeq as it is (a read at a
+ * snapshot >= keepSeq sees the same row from the output as from the input). Requires that
+ * the iterator covers ALL data of the row older than the markers it drops (a major
+ * compaction over every file of the region) and that no read uses a snapshot below keepSeq.
  */
 export function compactRow(
-  it: InternalIterator, snapshotSeq: number, nowMs: number, families: ReadonlyMap<string, FamilyRule>,
+  it: InternalIterator, keepSeq: number, nowMs: number, families: ReadonlyMap<string, FamilyRule>,
   emit: (key: Uint8Array, value: Uint8Array) => void,
 ): void {
-  assembler.compactRow(it, snapshotSeq, nowMs, families, emit);
+  assembler.compactRow(it, keepSeq, nowMs, families, emit);
 }

@@ -11,6 +11,8 @@ export class SeqTracker {
   private readonly inflight: { last: number; done: boolean }[] = [];
   private head = 0;
   private waiters: { seq: number; resolve: () => void }[] = [];
+  /** Read snapshots in use: seq → number of reads holding it. */
+  private readonly held = new Map<number, number>();
 
   constructor(lastSeq: number) {
     this.visibleSeq = lastSeq;
@@ -48,6 +50,40 @@ export class SeqTracker {
   /** Resolves every waiter now (the store failed: the read point will not move again). */
   releaseWaiters(): void {
     for (const x of this.waiters.splice(0)) x.resolve();
+  }
+
+  /**
+   * Registers a read at `seq` (default: the read point) until releaseSnapshot(seq), so
+   * compactions keep what it may still see (oldestSnapshot). Returns the seq.
+   */
+  holdSnapshot(seq = this.visibleSeq): number {
+    this.held.set(seq, (this.held.get(seq) ?? 0) + 1);
+    return seq;
+  }
+
+  releaseSnapshot(seq: number): void {
+    const n = this.held.get(seq);
+    if (n === undefined) throw new Error(`BUG: snapshot ${seq} released but not held`);
+    if (n <= 1) this.held.delete(seq);
+    else this.held.set(seq, n - 1);
+  }
+
+  /**
+   * The oldest snapshot a read may still use: the oldest held one, or the read point. A
+   * compaction may resolve (drop overwritten versions, deleted cells and markers) only
+   * entries at or below it; every read now or later sees the same rows either way.
+   */
+  oldestSnapshot(): number {
+    let m = this.visibleSeq;
+    for (const s of this.held.keys()) if (s < m) m = s;
+    return m;
+  }
+
+  /** Snapshots held (tests, stats). */
+  get heldSnapshots(): number {
+    let n = 0;
+    for (const c of this.held.values()) n += c;
+    return n;
   }
 
   /** Resolves once seq is visible. */
