@@ -18,6 +18,7 @@ describe('crash under load (SIGKILL, real file system)', () => {
       seed: 20261125, kills: 5, acksPerLife: 10_000, maxExtraMs: 1500, httpWriters: 4, telnetWriters: 2, maxBatch: 500,
     });
     console.info(describeResult('durability-crash', r));
+    expect(r.report.missingRuns, r.recheck).toEqual([]);
     expect(r.report.missing).toEqual([]);
     expect(r.report.wrongValue).toEqual([]);
     expect(r.report.phantom).toEqual([]);

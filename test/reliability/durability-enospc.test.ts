@@ -124,6 +124,7 @@ describe('disk full and I/O errors (child server)', () => {
     const report = await s.finish();
     console.info(`durability-enospc: ${report.acked} acknowledged, ${report.verified} verified; 503 (disk full) ${counters.http503Full}, ` +
       `500 after the fsync error ${counters.httpOther['500'] ?? 0}, telnet error lines ${counters.telnetErrors}`);
+    expect(report.missingRuns).toEqual([]);
     expect(report.missing).toEqual([]);
     expect(report.wrongValue).toEqual([]);
     expect(report.phantom).toEqual([]);

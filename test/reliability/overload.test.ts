@@ -214,6 +214,7 @@ describe('overload (child server)', () => {
       expect(putDuringStuck.status).toBe(204);
       expect(stuckStats['tsd.connectionmgr.connections.telnet']).toBeGreaterThan(0);
       // Nothing acknowledged was lost, nothing unsent appeared.
+      expect(report.missingRuns).toEqual([]);
       expect(report.missing).toEqual([]);
       expect(report.wrongValue).toEqual([]);
       expect(report.phantom).toEqual([]);

@@ -64,6 +64,8 @@ export interface CrashLoopResult {
   readonly finalStats: Awaited<ReturnType<typeof storeStats>>;
   readonly ms: number;
   readonly finalExitCode: number | null;
+  /** Only after a loss: the same reads again, a moment later and after a graceful restart. */
+  readonly recheck?: string;
 }
 
 export async function runCrashLoop(o: CrashLoopOptions): Promise<CrashLoopResult> {
@@ -89,6 +91,7 @@ export async function runCrashLoop(o: CrashLoopOptions): Promise<CrashLoopResult
   let coverageWaitFrom = 0;
   try {
     for (let k = 0; k < o.kills; k++) {
+      ledger.life = k;
       const child = await start();
       target.port = child.port;
       const acks = (): number => counters.httpAcked + counters.telnetAcked;
@@ -122,6 +125,7 @@ export async function runCrashLoop(o: CrashLoopOptions): Promise<CrashLoopResult
       compactions += life.compactionsDone;
       splits += life.splitsDone;
     }
+    ledger.life = o.kills;
     const last = await start();
     target.port = last.port;
     await sleep(300);
@@ -129,15 +133,34 @@ export async function runCrashLoop(o: CrashLoopOptions): Promise<CrashLoopResult
     await Promise.all(writers);
     const report = await ledger.verify(last.base);
     const finalStats = await storeStats(last.base);
+    // On a loss, tell a read that missed points (the same server answering again, a moment
+    // later) from points the store lost (still missing after a graceful restart).
+    let recheck: string | undefined;
+    const lost = (r: VerifyReport): number => r.missing.length + r.wrongValue.length;
+    if (lost(report) > 0) {
+      await sleep(2000);
+      const again = await ledger.verify(last.base);
+      recheck = `re-read 2 s later: ${again.missing.length} missing, ${again.wrongValue.length} wrong`;
+    }
     const finalExitCode = await last.stop();
+    if (lost(report) > 0) {
+      const reopened = await start();
+      try {
+        const after = await ledger.verify(reopened.base);
+        recheck += `; after a graceful restart: ${after.missing.length} missing, ${after.wrongValue.length} wrong`;
+      } finally {
+        await reopened.stop();
+      }
+    }
     return {
       kills: o.kills, report, counters, flushes, compactions, splits, finalRegions: finalStats.regions, finalStats,
-      ms: Date.now() - started, finalExitCode,
+      ms: Date.now() - started, finalExitCode, ...(recheck === undefined ? {} : { recheck }),
     };
   } finally {
     stopped = true;
     await Promise.all(writers).catch(() => undefined);
-    tmp.remove();
+    if (process.env.HORAE_DUR_KEEP === undefined) tmp.remove();
+    else console.info(`kept ${tmp.dir}`);
   }
 }
 
@@ -146,5 +169,7 @@ export function describeResult(label: string, r: CrashLoopResult): string {
   return `${label}: ${r.kills} SIGKILLs survived in ${(r.ms / 1000).toFixed(1)} s; ${r.report.acked} points acknowledged ` +
     `(HTTP ${r.counters.httpAcked}, telnet ${r.counters.telnetAcked}), ${r.report.verified} verified, ` +
     `${r.report.unackedStored} unacknowledged but stored; flushes ${r.flushes}, compactions ${r.compactions}, ` +
-    `splits ${r.splits} (regions at the end ${r.finalRegions}); connection errors ${r.counters.connectionErrors}`;
+    `splits ${r.splits} (regions at the end ${r.finalRegions}); connection errors ${r.counters.connectionErrors}` +
+    (r.report.missingRuns.length > 0 ? `; missing: ${r.report.missingRuns.join('; ')}` : '') +
+    (r.recheck !== undefined ? `; ${r.recheck}` : '');
 }

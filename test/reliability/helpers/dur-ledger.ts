@@ -30,8 +30,8 @@ export interface WriterLog {
   readonly writer: number;
   /** Points sent: n < sent. */
   sent: number;
-  /** Acknowledged point numbers (as ranges [from, to)). */
-  readonly acked: [number, number][];
+  /** Acknowledged point numbers (as ranges [from, to)), with the server life that acknowledged them. */
+  readonly acked: [number, number, number][];
 }
 
 export interface VerifyReport {
@@ -42,10 +42,14 @@ export interface VerifyReport {
   readonly phantom: string[];
   /** Points sent without an acknowledgement that were stored anyway (allowed). */
   readonly unackedStored: number;
+  /** The missing points as runs: `w<writer> [from, to)` of point numbers (the first 20). */
+  readonly missingRuns: string[];
 }
 
 export class Ledger {
   readonly writers: WriterLog[] = [];
+  /** The server life acknowledgements are now counted in (0, 1, ...: the crash loop sets it). */
+  life = 0;
 
   writer(w: number): WriterLog {
     let log = this.writers[w];
@@ -65,7 +69,7 @@ export class Ledger {
   }
 
   ack(w: number, from: number, count: number): void {
-    this.writer(w).acked.push([from, from + count]);
+    this.writer(w).acked.push([from, from + count, this.life]);
   }
 
   ackedCount(): number {
@@ -76,13 +80,24 @@ export class Ledger {
 
   /** Reads every writer's series back from the server at `base` and compares. */
   async verify(base: string): Promise<VerifyReport> {
-    const report = { acked: 0, verified: 0, missing: [] as string[], wrongValue: [] as string[], phantom: [] as string[], unackedStored: 0 };
+    const report = { acked: 0, verified: 0, missing: [] as string[], wrongValue: [] as string[], phantom: [] as string[], unackedStored: 0, missingRuns: [] as string[] };
     for (const log of this.writers) {
       if (log === undefined || log.sent === 0) continue;
       const stored = await readSeries(base, log.writer, log.sent);
       const ackedSet = new Uint8Array(log.sent);
       for (const [a, b] of log.acked) ackedSet.fill(1, a, b);
+      let runFrom = -1;
+      const endRun = (n: number): void => {
+        if (runFrom >= 0 && report.missingRuns.length < 20) {
+          const lives = new Set(log.acked.filter(([a, b]) => a < n && b > runFrom).map(([, , l]) => l));
+          report.missingRuns.push(`w${log.writer} [${runFrom}, ${n}) acknowledged in life ${[...lives].join(',')}`);
+        }
+        runFrom = -1;
+      };
       for (let n = 0; n < log.sent; n++) {
+        if (ackedSet[n] === 1 && !stored.has(T0 + n)) {
+          if (runFrom < 0) runFrom = n;
+        } else endRun(n);
         if (ackedSet[n] === 1) report.acked++;
         const v = stored.get(T0 + n);
         stored.delete(T0 + n);
@@ -99,6 +114,7 @@ export class Ledger {
         if (ackedSet[n] === 1) report.verified++;
         else report.unackedStored++;
       }
+      endRun(log.sent);
       for (const [ts, v] of stored) report.phantom.push(`${metricOf(log.writer)}{w=w${log.writer}} @${ts} = ${v}`);
     }
     return report;
