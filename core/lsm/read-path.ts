@@ -101,19 +101,7 @@ export async function getRows(
 ): Promise<(Row | undefined)[]> {
   throwIfAborted(opts.signal);
   const filter = compileReadFilter(opts);
-  // Held while the get runs: it pins its regions one after another, and a compaction in
-  // between must not resolve away versions this snapshot sees (SeqTracker.oldestSnapshot).
-  const snapshot = engine.seqs.holdSnapshot(snapshotSeq ?? engine.seqs.visibleSeq);
-  try {
-    return await getRowsAt(engine, t, keys, opts, filter, snapshot);
-  } finally {
-    engine.seqs.releaseSnapshot(snapshot);
-  }
-}
-
-async function getRowsAt(
-  engine: Engine, t: TableState, keys: readonly Uint8Array[], opts: NormalizedReadOptions, filter: CompiledFilter, snapshot: number,
-): Promise<(Row | undefined)[]> {
+  const snapshot = snapshotSeq ?? engine.seqs.visibleSeq;
   const ctx = readContext(engine, t, opts, filter, snapshot);
   const timeStart = opts.timeRange?.start ?? 0;
   const out: (Row | undefined)[] = new Array(keys.length);
@@ -128,33 +116,41 @@ async function getRowsAt(
       list.push(i);
     }
   }
-  for (const [region, idxs] of byRegion) {
-    const p = await pinRegion(engine, region, timeStart);
-    try {
-      region.counters.readRequests++;
-      for (const i of idxs) {
-        const key = keys[i]!;
-        if (filter.hasRowFilter && !filter.rowMatches(key)) {
-          out[i] = undefined;
-          continue;
+  // The first region is pinned at once; later ones after awaits, so a compaction in between
+  // must not resolve away versions this snapshot sees: hold it (SeqTracker.oldestSnapshot).
+  const held = byRegion.size > 1;
+  if (held) engine.seqs.holdSnapshot(snapshot);
+  try {
+    for (const [region, idxs] of byRegion) {
+      const p = await pinRegion(engine, region, timeStart);
+      try {
+        region.counters.readRequests++;
+        for (const i of idxs) {
+          const key = keys[i]!;
+          if (filter.hasRowFilter && !filter.rowMatches(key)) {
+            out[i] = undefined;
+            continue;
+          }
+          const it = iteratorFor(p, key);
+          try {
+            it.seek(rowStartKey(key));
+            if (it.valid && compareKeyRow(it.key(), key) === 0) {
+              const row = readRow(it, ctx);
+              out[i] = row.cells.length > 0 ? row : undefined;
+              if (row.cells.length > 0) region.counters.rowsRead++;
+            } else out[i] = undefined;
+            const err = it.error();
+            if (err !== undefined) throw err;
+          } finally {
+            it.close();
+          }
         }
-        const it = iteratorFor(p, key);
-        try {
-          it.seek(rowStartKey(key));
-          if (it.valid && compareKeyRow(it.key(), key) === 0) {
-            const row = readRow(it, ctx);
-            out[i] = row.cells.length > 0 ? row : undefined;
-            if (row.cells.length > 0) region.counters.rowsRead++;
-          } else out[i] = undefined;
-          const err = it.error();
-          if (err !== undefined) throw err;
-        } finally {
-          it.close();
-        }
+      } finally {
+        unpinRegion(engine, p);
       }
-    } finally {
-      unpinRegion(engine, p);
     }
+  } finally {
+    if (held) engine.seqs.releaseSnapshot(snapshot);
   }
   return out;
 }
@@ -183,21 +179,20 @@ function rowBytes(cells: Row['cells']): number {
 }
 
 /**
- * A scan at the read point when its iteration starts. The snapshot is held until the scan
- * ends (done, broken out of, failed): regions are pinned one by one as the scan reaches
- * them, and compactions in between keep what it sees (SeqTracker.oldestSnapshot). A scan
- * abandoned without return() releases it when garbage-collected.
+ * A scan at the read point when its iteration starts. It pins each region only when it
+ * reaches it, so a scan over several regions holds its snapshot until it ends (done,
+ * broken out of, failed), and compactions in between keep what it sees
+ * (SeqTracker.oldestSnapshot); one abandoned without return() lets go when collected.
  */
 export function scanRows(engine: Engine, t: TableState, s: NormalizedScanSpec): AsyncGenerator<readonly Row[]> {
   const hold: SnapshotHold = { seqs: engine.seqs, seq: -1 };
-  const gen = heldScan(engine, t, s, hold);
-  abandonedScans.register(gen, hold);
+  const gen: AsyncGenerator<readonly Row[]> = scanAt(engine, t, s, hold, () => abandonedScans.register(gen, hold));
   return gen;
 }
 
 interface SnapshotHold {
   readonly seqs: Engine['seqs'];
-  /** The held snapshot, or -1 (not yet taken, or released). */
+  /** The held snapshot, or -1 (none: a one-region scan, or released). */
   seq: number;
 }
 
@@ -209,16 +204,18 @@ function releaseHold(hold: SnapshotHold): void {
 
 const abandonedScans = new FinalizationRegistry<SnapshotHold>(releaseHold);
 
-async function* heldScan(engine: Engine, t: TableState, s: NormalizedScanSpec, hold: SnapshotHold): AsyncGenerator<readonly Row[]> {
-  hold.seq = engine.seqs.holdSnapshot();
-  try {
-    yield* scanAt(engine, t, s, hold.seq);
-  } finally {
-    releaseHold(hold);
+/** True when rows [start, end) lie in more than one of the table's regions now. */
+function spansRegions(t: TableState, start: Uint8Array, end: Uint8Array, reverse: boolean): boolean {
+  if (reverse) {
+    const r = t.regionBefore(end);
+    return r.start.length > 0 && (start.length === 0 || compareBytes(start, r.start) < 0);
   }
+  const r = t.regionFor(start);
+  return r.end.length > 0 && (end.length === 0 || compareBytes(end, r.end) > 0);
 }
 
-async function* scanAt(engine: Engine, t: TableState, s: NormalizedScanSpec, snapshot: number): AsyncGenerator<readonly Row[]> {
+async function* scanAt(engine: Engine, t: TableState, s: NormalizedScanSpec, hold: SnapshotHold, onHold: () => void): AsyncGenerator<readonly Row[]> {
+  const snapshot = engine.seqs.visibleSeq;
   const filter = compileReadFilter(s);
   const fuzzy = s.reverse ? undefined : fuzzyRulesOf(s.filter);
   const timeStart = s.timeRange?.start ?? 0;
@@ -233,55 +230,138 @@ async function* scanAt(engine: Engine, t: TableState, s: NormalizedScanSpec, sna
     end = range.end;
   }
 
-  if (!s.reverse) {
-    // `cursor`: the next row to consider (inclusive).
-    let cursor = start;
+  if (spansRegions(t, start, end, s.reverse)) {
+    hold.seq = engine.seqs.holdSnapshot(snapshot);
+    onHold();
+  }
+  try {
+    if (!s.reverse) {
+      // `cursor`: the next row to consider (inclusive).
+      let cursor = start;
+      while (remaining > 0) {
+        engine.checkOpen();
+        const region = t.regionFor(cursor);
+        const regionEnd = region.end;
+        const limitEnd = end.length === 0 ? regionEnd : regionEnd.length === 0 || compareBytes(end, regionEnd) < 0 ? end : regionEnd;
+        const p = await pinRegion(engine, region, timeStart);
+        let seekTo: Uint8Array | undefined = rowStartKey(cursor);
+        try {
+          while (remaining > 0 && seekTo !== undefined) {
+            throwIfAborted(s.signal);
+            engine.checkOpen();
+            const ctx = readContext(engine, t, s, filter, snapshot);
+            const batch: Row[] = [];
+            let bytes = 0;
+            let examined = 0;
+            const it = iteratorFor(p, undefined, { start: cursor, end: limitEnd });
+            try {
+              it.seek(seekTo);
+              seekTo = undefined;
+              while (it.valid) {
+                const k = it.key();
+                if (limitEnd.length > 0 && compareKeyRow(k, limitEnd) >= 0) break;
+                if (filter.hasRowFilter) {
+                  const row = k.slice(2, 2 + ((k[0]! << 8) | k[1]!));
+                  if (!filter.rowMatches(row)) {
+                    if (fuzzy !== undefined) {
+                      const next = fuzzyNextKey(fuzzy, row);
+                      if (next === undefined) break;
+                      it.seek(rowStartKey(next));
+                    } else it.seek(rowEndKey(row));
+                    if (++examined >= MAX_ROWS_EXAMINED_PER_BATCH) {
+                      seekTo = it.valid ? rowStartKey(rowOfKey(it.key())) : undefined;
+                      break;
+                    }
+                    continue;
+                  }
+                }
+                const row = readRow(it, ctx);
+                examined++;
+                if (row.cells.length > 0) {
+                  batch.push(row);
+                  bytes += rowBytes(row.cells);
+                  if (--remaining === 0) break;
+                }
+                if (batch.length >= s.batchRows || bytes >= MAX_BATCH_BYTES || examined >= MAX_ROWS_EXAMINED_PER_BATCH) {
+                  seekTo = it.valid ? rowStartKey(rowOfKey(it.key())) : undefined;
+                  break;
+                }
+              }
+              const err = it.error();
+              if (err !== undefined) throw err;
+            } finally {
+              it.close();
+            }
+            region.counters.readRequests++;
+            region.counters.rowsRead += batch.length;
+            if (batch.length > 0) yield batch;
+            else if (seekTo !== undefined) await new Promise((r) => setImmediate(r));
+          }
+        } finally {
+          unpinRegion(engine, p);
+        }
+        if (remaining <= 0 || regionEnd.length === 0 || (end.length > 0 && compareBytes(end, regionEnd) <= 0)) return;
+        cursor = regionEnd;
+      }
+      return;
+    }
+
+    // Reverse: `cursor` is the exclusive upper row bound still to scan (empty = end of table).
+    let cursor = end;
     while (remaining > 0) {
       engine.checkOpen();
-      const region = t.regionFor(cursor);
-      const regionEnd = region.end;
-      const limitEnd = end.length === 0 ? regionEnd : regionEnd.length === 0 || compareBytes(end, regionEnd) < 0 ? end : regionEnd;
+      const region = t.regionBefore(cursor);
+      const lowBound = start.length > 0 && compareBytes(start, region.start) > 0 ? start : region.start;
       const p = await pinRegion(engine, region, timeStart);
-      let seekTo: Uint8Array | undefined = rowStartKey(cursor);
+      let upper: Uint8Array | undefined = cursor; // exclusive row bound for this batch
       try {
-        while (remaining > 0 && seekTo !== undefined) {
+        while (remaining > 0 && upper !== undefined) {
           throwIfAborted(s.signal);
           engine.checkOpen();
           const ctx = readContext(engine, t, s, filter, snapshot);
           const batch: Row[] = [];
           let bytes = 0;
           let examined = 0;
-          const it = iteratorFor(p, undefined, { start: cursor, end: limitEnd });
+          const it = iteratorFor(p);
           try {
-            it.seek(seekTo);
-            seekTo = undefined;
+            if (upper.length === 0 || (region.end.length > 0 && compareBytes(upper, region.end) > 0)) {
+              if (region.end.length === 0) it.seekToLast();
+              else it.seekForPrev(rowStartKey(region.end));
+            } else it.seekForPrev(rowStartKey(upper));
+            upper = undefined;
+            let prevRow: Uint8Array | undefined;
+            const rowEntries = new ReversedRowIterator();
             while (it.valid) {
               const k = it.key();
-              if (limitEnd.length > 0 && compareKeyRow(k, limitEnd) >= 0) break;
-              if (filter.hasRowFilter) {
-                const row = k.slice(2, 2 + ((k[0]! << 8) | k[1]!));
-                if (!filter.rowMatches(row)) {
-                  if (fuzzy !== undefined) {
-                    const next = fuzzyNextKey(fuzzy, row);
-                    if (next === undefined) break;
-                    it.seek(rowStartKey(next));
-                  } else it.seek(rowEndKey(row));
-                  if (++examined >= MAX_ROWS_EXAMINED_PER_BATCH) {
-                    seekTo = it.valid ? rowStartKey(rowOfKey(it.key())) : undefined;
-                    break;
-                  }
-                  continue;
+              const row = k.slice(2, 2 + ((k[0]! << 8) | k[1]!));
+              if (compareBytes(row, lowBound) < 0) break;
+              if (prevRow !== undefined && compareBytes(row, prevRow) >= 0) {
+                // Only a damaged file (read without checksums) can make the iterator step forward.
+                throw new StoreError('STORE_CORRUPTION', `reverse scan of table ${t.name}: row ${toHex(row)} does not precede ${toHex(prevRow)}`);
+              }
+              prevRow = row;
+              // Step back over the row's entries (it ends at the previous row's last entry,
+              // where the next round starts), then read them in forward order.
+              const want = !filter.hasRowFilter || filter.rowMatches(row);
+              rowEntries.reset();
+              while (it.valid && compareKeyRow(it.key(), row) === 0) {
+                if (want) rowEntries.push(it.key().slice(), it.value());
+                it.prev();
+              }
+              if (it.error() !== undefined) break; // reported just below
+              if (want) {
+                rowEntries.seekToFirst();
+                const r = readRow(rowEntries, ctx);
+                if (r.cells.length > 0) {
+                  batch.push(r);
+                  bytes += rowBytes(r.cells);
+                  remaining--;
                 }
               }
-              const row = readRow(it, ctx);
               examined++;
-              if (row.cells.length > 0) {
-                batch.push(row);
-                bytes += rowBytes(row.cells);
-                if (--remaining === 0) break;
-              }
+              if (remaining <= 0) break;
               if (batch.length >= s.batchRows || bytes >= MAX_BATCH_BYTES || examined >= MAX_ROWS_EXAMINED_PER_BATCH) {
-                seekTo = it.valid ? rowStartKey(rowOfKey(it.key())) : undefined;
+                upper = row;
                 break;
               }
             }
@@ -293,91 +373,16 @@ async function* scanAt(engine: Engine, t: TableState, s: NormalizedScanSpec, sna
           region.counters.readRequests++;
           region.counters.rowsRead += batch.length;
           if (batch.length > 0) yield batch;
-          else if (seekTo !== undefined) await new Promise((r) => setImmediate(r));
+          else if (upper !== undefined) await new Promise((r) => setImmediate(r));
         }
       } finally {
         unpinRegion(engine, p);
       }
-      if (remaining <= 0 || regionEnd.length === 0 || (end.length > 0 && compareBytes(end, regionEnd) <= 0)) return;
-      cursor = regionEnd;
+      if (remaining <= 0 || region.start.length === 0 || (start.length > 0 && compareBytes(start, region.start) >= 0)) return;
+      cursor = region.start;
     }
-    return;
-  }
-
-  // Reverse: `cursor` is the exclusive upper row bound still to scan (empty = end of table).
-  let cursor = end;
-  while (remaining > 0) {
-    engine.checkOpen();
-    const region = t.regionBefore(cursor);
-    const lowBound = start.length > 0 && compareBytes(start, region.start) > 0 ? start : region.start;
-    const p = await pinRegion(engine, region, timeStart);
-    let upper: Uint8Array | undefined = cursor; // exclusive row bound for this batch
-    try {
-      while (remaining > 0 && upper !== undefined) {
-        throwIfAborted(s.signal);
-        engine.checkOpen();
-        const ctx = readContext(engine, t, s, filter, snapshot);
-        const batch: Row[] = [];
-        let bytes = 0;
-        let examined = 0;
-        const it = iteratorFor(p);
-        try {
-          if (upper.length === 0 || (region.end.length > 0 && compareBytes(upper, region.end) > 0)) {
-            if (region.end.length === 0) it.seekToLast();
-            else it.seekForPrev(rowStartKey(region.end));
-          } else it.seekForPrev(rowStartKey(upper));
-          upper = undefined;
-          let prevRow: Uint8Array | undefined;
-          const rowEntries = new ReversedRowIterator();
-          while (it.valid) {
-            const k = it.key();
-            const row = k.slice(2, 2 + ((k[0]! << 8) | k[1]!));
-            if (compareBytes(row, lowBound) < 0) break;
-            if (prevRow !== undefined && compareBytes(row, prevRow) >= 0) {
-              // Only a damaged file (read without checksums) can make the iterator step forward.
-              throw new StoreError('STORE_CORRUPTION', `reverse scan of table ${t.name}: row ${toHex(row)} does not precede ${toHex(prevRow)}`);
-            }
-            prevRow = row;
-            // Step back over the row's entries (it ends at the previous row's last entry,
-            // where the next round starts), then read them in forward order.
-            const want = !filter.hasRowFilter || filter.rowMatches(row);
-            rowEntries.reset();
-            while (it.valid && compareKeyRow(it.key(), row) === 0) {
-              if (want) rowEntries.push(it.key().slice(), it.value());
-              it.prev();
-            }
-            if (it.error() !== undefined) break; // reported just below
-            if (want) {
-              rowEntries.seekToFirst();
-              const r = readRow(rowEntries, ctx);
-              if (r.cells.length > 0) {
-                batch.push(r);
-                bytes += rowBytes(r.cells);
-                remaining--;
-              }
-            }
-            examined++;
-            if (remaining <= 0) break;
-            if (batch.length >= s.batchRows || bytes >= MAX_BATCH_BYTES || examined >= MAX_ROWS_EXAMINED_PER_BATCH) {
-              upper = row;
-              break;
-            }
-          }
-          const err = it.error();
-          if (err !== undefined) throw err;
-        } finally {
-          it.close();
-        }
-        region.counters.readRequests++;
-        region.counters.rowsRead += batch.length;
-        if (batch.length > 0) yield batch;
-        else if (upper !== undefined) await new Promise((r) => setImmediate(r));
-      }
-    } finally {
-      unpinRegion(engine, p);
-    }
-    if (remaining <= 0 || region.start.length === 0 || (start.length > 0 && compareBytes(start, region.start) >= 0)) return;
-    cursor = region.start;
+  } finally {
+    releaseHold(hold);
   }
 }
 
