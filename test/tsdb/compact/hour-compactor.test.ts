@@ -3,7 +3,7 @@ import { Random } from '../../../core/util/random.js';
 import { toHex } from '../../../core/api/bytes.js';
 import { needsCompaction } from '../../../tsdb/compact/hour-compactor.js';
 import { readSeries } from '../../../tsdb/read/series-reader.js';
-import type { Tsdb } from '../../../tsdb/tsdb.js';
+import { Tsdb } from '../../../tsdb/tsdb.js';
 import type { IncomingPoint } from '../../../tsdb/write/data-point.js';
 import { openFixture, pt } from '../helpers/tsdb-fixture.js';
 
@@ -58,6 +58,24 @@ describe('HourCompactor', () => {
     const rows = [...(await cellsPerRow(tsdb)).values()];
     expect(rows).toEqual([['0c'], ['0c']]);
     expect((await readSeries(tsdb, 'm', { host: 'a' }, (T0 - 86400) * 1000, (T0 + 86400) * 1000)).map((p) => p.value)).toEqual([1, 2]);
+  });
+
+  it('the sweep after a start reads only cells written before it; an explicit sweep reads all', async () => {
+    const { tsdb, clock } = await openFixture({}, (T0 + 10) * 1000);
+    await tsdb.ingest.write([pt('m', T0 + 1, 1), pt('m', T0 + 2, 2)]);
+    // A second process on the same store, started later: the first one's row is its to sweep.
+    clock.now = T0 * 1000 + 3 * HOUR_MS;
+    const later = await Tsdb.open(tsdb.store, { now: () => clock.now, background: false });
+    await later.ingest.write([pt('m', T0 + 3601, 3), pt('m', T0 + 3602, 4)]);
+    later.compactor['dirty'].clear(); // its own row untracked, as after a dirty-set overflow
+    clock.now += 3 * HOUR_MS;
+    await later.compactor.runOnce();
+    const cells = () => cellsPerRow(later).then((m) => [...m.values()].map((qs) => qs.map((q) => q.length / 2)));
+    // The automatic sweep compacted the row written before the start, not the later one.
+    expect(await cells()).toEqual([[1], [4]]);
+    await later.compactor.runOnce({ sweep: true });
+    expect(await cells()).toEqual([[1], [1]]);
+    expect((await readSeries(later, 'm', { host: 'a' }, (T0 - 86400) * 1000, (T0 + 86400) * 1000)).map((p) => p.value)).toEqual([1, 2, 3, 4]);
   });
 
   it('needsCompaction: only data cells other than a lone hour cell count', () => {
