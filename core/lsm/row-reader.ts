@@ -122,19 +122,34 @@ class RowAssembler {
   ): void {
     this.begin(families, nowMs);
     this.ctx = undefined;
-    const out = this.kept;
-    this.emitEntry = (key, value) => out.push({ key, value });
+    this.emitEntry = this.keep;
+    this.keptAbove = false;
     this.consume(it, keepSeq, true);
     this.emitEntry = undefined;
-    // Survivors were found column by column, entries above keepSeq as they came: put
-    // them back in internal-key order for the file.
-    if (out.length > 1) out.sort((a, b) => compareInternalKeys(a.key, b.key));
-    for (const e of out) emit(e.key, e.value);
-    out.length = 0;
+    const keys = this.keptKeys;
+    const values = this.keptValues;
+    if (!this.keptAbove) {
+      // Survivors only: found column by column, so already in internal-key order.
+      for (let i = 0; i < keys.length; i++) emit(keys[i]!, values[i]!);
+    } else {
+      // Entries above keepSeq came as they were met, among the survivors of their column:
+      // back into internal-key order for the file.
+      const order = Array.from(keys.keys()).sort((a, b) => compareInternalKeys(keys[a]!, keys[b]!));
+      for (const i of order) emit(keys[i]!, values[i]!);
+    }
+    keys.length = 0;
+    values.length = 0;
   }
 
-  /** compactRow's output of the current row, before it is sorted. */
-  private readonly kept: { key: Uint8Array; value: Uint8Array }[] = [];
+  /** compactRow's output of the current row (keys and values), before it is ordered. */
+  private readonly keptKeys: Uint8Array[] = [];
+  private readonly keptValues: Uint8Array[] = [];
+  /** An entry above keepSeq was kept in this row (the output needs sorting). */
+  private keptAbove = false;
+  private readonly keep = (key: Uint8Array, value: Uint8Array): void => {
+    this.keptKeys.push(key);
+    this.keptValues.push(value);
+  };
 
   /** Consumes the row at the iterator (valid, at the row's first entry); returns the row key. */
   private consume(it: InternalIterator, snapshotSeq: number, keepKeys: boolean): Uint8Array {
@@ -152,7 +167,10 @@ class RowAssembler {
       if (seq > snapshotSeq) {
         // Invisible to a read; a compaction keeps it as it is (reads newer than keepSeq
         // replay it on top of the resolved older entries, as they would on all of them).
-        if (keepKeys) this.kept.push({ key: k.slice(), value: it.value() });
+        if (keepKeys) {
+          this.keptAbove = true;
+          this.keep(k.slice(), it.value());
+        }
       } else {
         const kind = k[k.length - 1]!;
         if (kind === KeyKind.DeleteRow) {

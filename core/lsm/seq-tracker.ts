@@ -53,10 +53,10 @@ export class SeqTracker {
   }
 
   /**
-   * Registers a read at `seq` (default: the read point) until releaseSnapshot(seq), so
-   * compactions keep what it may still see (oldestSnapshot). Returns the seq.
+   * Registers a read at `seq` until releaseSnapshot(seq), so compactions keep what it may
+   * still see (oldestSnapshot). Returns the seq.
    */
-  holdSnapshot(seq = this.visibleSeq): number {
+  holdSnapshot(seq: number): number {
     this.held.set(seq, (this.held.get(seq) ?? 0) + 1);
     return seq;
   }
