@@ -159,10 +159,20 @@ function hashRange(b: Uint8Array, dv: DataView, start: number, end: number, h: n
   return h;
 }
 
-/** a[ao, ao+n) equals b[bo, bo+n). */
-function rangeEqual(a: Uint8Array, adv: DataView, ao: number, b: Uint8Array, bdv: DataView, bo: number, n: number): boolean {
-  let i = 0;
-  for (; i + 4 <= n; i += 4) if (adv.getInt32(ao + i, true) !== bdv.getInt32(bo + i, true)) return false;
-  for (; i < n; i++) if (a[ao + i] !== b[bo + i]) return false;
-  return true;
+/**
+ * a[ao, ao+n) equals b[bo, bo+n). Eight bytes a step as two 32-bit reads, and the last
+ * eight bytes read once more, overlapping, instead of a byte loop for the tail: about
+ * twice as fast as four bytes a step with a byte tail on ~150-byte keys. Below 8 bytes,
+ * a byte loop.
+ */
+export function rangeEqual(a: Uint8Array, adv: DataView, ao: number, b: Uint8Array, bdv: DataView, bo: number, n: number): boolean {
+  if (n < 8) {
+    for (let i = 0; i < n; i++) if (a[ao + i] !== b[bo + i]) return false;
+    return true;
+  }
+  const last = n - 8;
+  for (let i = 0; i < last; i += 8) {
+    if (adv.getInt32(ao + i, true) !== bdv.getInt32(bo + i, true) || adv.getInt32(ao + i + 4, true) !== bdv.getInt32(bo + i + 4, true)) return false;
+  }
+  return adv.getInt32(ao + last, true) === bdv.getInt32(bo + last, true) && adv.getInt32(ao + last + 4, true) === bdv.getInt32(bo + last + 4, true);
 }

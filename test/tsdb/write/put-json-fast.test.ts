@@ -5,10 +5,10 @@ import { scanPutJson } from '../../../tsdb/write/put-json-fast.js';
 
 const seed = Number(process.env.TEST_SEED ?? 5);
 
-function randomPoint(r: Random): string {
+function randomPoint(r: Random, tagsPool?: readonly string[]): string {
   const ts = [`${1356998400 + r.int(1000)}`, `"${1356998400 + r.int(1000)}"`, '1356998400.5', 'null', `${1356998400000 + r.int(1000)}`][r.int(5)]!;
   const value = [`${r.int(100)}`, `${r.next() * 100}`, `"${(r.next() * 10).toFixed(2)}"`, '1e3', '-0', '"abc"', 'true', '4.0', `"${r.int(9)}"`, '"1.5e2"', '" 7"'][r.int(11)]!;
-  const tags = [`{"host":"web${r.int(3)}","dc":"x"}`, '{}', '{"host":1}', '{"h\\u006fst":"a"}', '{"host":null}', `{ "host" : "w${r.int(2)}" }`][r.int(6)]!;
+  const tags = tagsPool !== undefined ? tagsPool[r.int(tagsPool.length)]! : [`{"host":"web${r.int(3)}","dc":"x"}`, '{}', '{"host":1}', '{"h\\u006fst":"a"}', '{"host":null}', `{ "host" : "w${r.int(2)}" }`][r.int(6)]!;
   const metric = ['"sys.cpu"', '""', '"a\\"b"', '"m.é"', '42'][r.int(5)]!;
   const fields = [`"metric":${metric}`, `"timestamp":${ts}`, `"value":${value}`, `"tags":${tags}`];
   if (r.int(4) === 0) fields.push('"extra":{"x":[1,2,{"y":null}]}');
@@ -20,7 +20,67 @@ function randomPoint(r: Random): string {
   return `{${fields.join(r.int(3) === 0 ? ' , ' : ',')}}`;
 }
 
+/**
+ * Tags objects that repeat (the scanner skips a tags object whose bytes are the last one
+ * it scanned), some of them odd, some prefixes or near copies of others.
+ */
+const REPEATED_TAGS = [
+  '{"host":"web1","dc":"x"}', '{"host":"web1","dc":"x","rack":"7"}', '{"host":"web1","dc":"y"}', '{"host":"web1"}',
+  '{"host":1}', '{"host":"web1","dc":null}', '{"h\\u006fst":"web1"}', '{}', '{"host":"web1","dc":"x" }',
+];
+
+function checkScan(body: string): number {
+  const bytes = Buffer.from(body);
+  const scan = scanPutJson(bytes);
+  const parsed = JSON.parse(body) as unknown;
+  expect(scan, body).toBeDefined();
+  const items = Array.isArray(parsed) ? parsed : [parsed];
+  expect(scan!.count).toBe(items.length);
+  let fast = 0;
+  for (let k = 0; k < scan!.count; k++) {
+    expect(JSON.parse(bytes.toString('utf8', scan!.objStart[k], scan!.objEnd[k]))).toEqual(items[k]);
+    let p: ReturnType<typeof pointOfJson> | undefined;
+    try {
+      p = pointOfJson(items[k]);
+    } catch {
+      p = undefined;
+    }
+    if (!scan!.fast[k]) continue;
+    fast++;
+    expect(p, `${body} #${k}: the fast path took a point the general path rejects`).toBeDefined();
+    expect(Object.is(scan!.value[k], p!.value), body).toBe(true);
+    expect(scan!.isInt[k] === 1, body).toBe(p!.isInt);
+    expect(scan!.timestamp[k]).toBe(p!.timestamp);
+    expect(bytes.toString('utf8', scan!.metricStart[k], scan!.metricEnd[k])).toBe(p!.metric);
+    expect(JSON.parse(bytes.toString('utf8', scan!.tagsStart[k], scan!.tagsEnd[k]))).toEqual(Object.fromEntries(p!.tags));
+  }
+  return fast;
+}
+
 describe('/api/put JSON scanner', () => {
+  it('agrees with JSON.parse + the general path when tags objects repeat', () => {
+    const r = new Random(seed + 1);
+    let fast = 0;
+    for (let round = 0; round < 300; round++) {
+      const n = 1 + r.int(30);
+      let tags = REPEATED_TAGS.slice(0, 1 + r.int(REPEATED_TAGS.length));
+      const points = Array.from({ length: n }, () => {
+        if (r.int(4) === 0) tags = REPEATED_TAGS.slice(0, 1 + r.int(REPEATED_TAGS.length));
+        return randomPoint(r, r.int(3) === 0 ? tags : tags.slice(0, 1));
+      });
+      fast += checkScan(`[${points.join(',')}]`);
+    }
+    expect(fast).toBeGreaterThan(500);
+  });
+
+  it('reads a repeated tags object cut short by the end of the body as malformed', () => {
+    const p = '{"metric":"m","timestamp":1356998400,"value":1,"tags":{"host":"web1","dc":"x"}}';
+    const whole = scanPutJson(Buffer.from(`[${p},${p}]`))!;
+    expect(Array.from(whole.fast.subarray(0, whole.count))).toEqual([1, 1]);
+    const cut = `[${p},${p.slice(0, -4)}`;
+    expect(scanPutJson(Buffer.from(cut)), cut).toBeUndefined();
+  });
+
   it('agrees with JSON.parse + the general path on every datapoint it takes', () => {
     const r = new Random(seed);
     let fast = 0;
