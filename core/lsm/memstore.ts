@@ -14,8 +14,8 @@
  *
  * Appends in key order (the common case for time-series ingest) take the fast path at the
  * end of the last leaf; other inserts binary search the leaves, then the leaf (comparing
- * row-prefix numbers before key bytes), and shift the leaf's tail; a full leaf splits in
- * two.
+ * row-prefix numbers first, then the rest of the keys 4 bytes a step through the slabs'
+ * DataViews), and shift the leaf's tail; a full leaf splits in two.
  *
  * Invariants: keys are well-formed internal keys, unique (they carry sequence numbers);
  * entries are never removed and their bytes never change; a memstore becomes immutable
@@ -30,7 +30,7 @@
 import type { InternalIterator } from '../iter/internal-iterator.js';
 import { KeyKind, MAX_SEQ, MAX_TS, TRAILER_BYTES } from './internal-key.js';
 import { MemstoreIterator } from './memstore-iterator.js';
-import { LEAF_MAX, Leaf, SlabArena, compareKeyRanges, copyBytes, rowPrefixAt, uvarintSize } from './memstore-slab.js';
+import { LEAF_MAX, Leaf, SlabArena, compareKeysAfterPrefix, copyBytes, rowPrefixAt, uvarintSize } from './memstore-slab.js';
 
 /**
  * Per-entry bookkeeping charged on top of key and value bytes, so memstore limits bound
@@ -141,13 +141,14 @@ export class Memstore {
   private insert(s: number, off: number, kl: number, vl: number): void {
     const leaves = this.leaves;
     const slab = this.arena.slabs[s]!;
+    const view = this.arena.views[s]!;
     const p1 = rowPrefixAt(slab, off, 0);
     const p2 = rowPrefixAt(slab, off, 6);
     const p3 = rowPrefixAt(slab, off, 12);
     let li = leaves.length - 1;
     let leaf = leaves[li]!;
     const n = leaf.n;
-    if (n === 0 || this.cmpAt(leaf, n - 1, p1, p2, p3, slab, off, off + kl) < 0) {
+    if (n === 0 || this.cmpAt(leaf, n - 1, p1, p2, p3, slab, view, off, off + kl) < 0) {
       // Fast path: append after the last key.
       if (n === LEAF_MAX) {
         leaf = new Leaf();
@@ -156,9 +157,9 @@ export class Memstore {
       leaf.insert(leaf.n, s, off, kl, vl, p1, p2, p3);
       return;
     }
-    li = this.leafFor(p1, p2, p3, slab, off, off + kl);
+    li = this.leafFor(p1, p2, p3, slab, view, off, off + kl);
     leaf = leaves[li]!;
-    let pos = this.lowerBound(leaf, p1, p2, p3, slab, off, off + kl);
+    let pos = this.lowerBound(leaf, p1, p2, p3, slab, view, off, off + kl);
     if (leaf.n === LEAF_MAX) {
       const half = LEAF_MAX >>> 1;
       const right = leaf.splitOff(half);
@@ -172,7 +173,7 @@ export class Memstore {
   }
 
   /** Compares entry j of `leaf` with the key b[bs, be) whose row prefixes are p1, p2, p3. */
-  private cmpAt(leaf: Leaf, j: number, p1: number, p2: number, p3: number, b: Uint8Array, bs: number, be: number): number {
+  private cmpAt(leaf: Leaf, j: number, p1: number, p2: number, p3: number, b: Uint8Array, bv: DataView, bs: number, be: number): number {
     const pre = leaf.pre;
     const a1 = pre[3 * j]!;
     if (a1 !== p1) return a1 - p1;
@@ -181,31 +182,32 @@ export class Memstore {
     const a3 = pre[3 * j + 2]!;
     if (a3 !== p3) return a3 - p3;
     const loc = leaf.loc;
+    const s = loc[4 * j]!;
     const o = loc[4 * j + 1]!;
-    return compareKeyRanges(this.arena.slabs[loc[4 * j]!]!, o, o + loc[4 * j + 2]!, b, bs, be);
+    return compareKeysAfterPrefix(this.arena.slabs[s]!, this.arena.views[s]!, o, o + loc[4 * j + 2]!, b, bv, bs, be);
   }
 
   /** Index of the leaf that should hold the key: the last leaf whose first key <= key. */
-  private leafFor(p1: number, p2: number, p3: number, b: Uint8Array, bs: number, be: number): number {
+  private leafFor(p1: number, p2: number, p3: number, b: Uint8Array, bv: DataView, bs: number, be: number): number {
     const leaves = this.leaves;
     let lo = 0;
     let hi = leaves.length - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
       const l = leaves[mid]!;
-      if (l.n > 0 && this.cmpAt(l, 0, p1, p2, p3, b, bs, be) <= 0) lo = mid;
+      if (l.n > 0 && this.cmpAt(l, 0, p1, p2, p3, b, bv, bs, be) <= 0) lo = mid;
       else hi = mid - 1;
     }
     return lo;
   }
 
   /** First index in `leaf` whose key >= the key. */
-  private lowerBound(leaf: Leaf, p1: number, p2: number, p3: number, b: Uint8Array, bs: number, be: number): number {
+  private lowerBound(leaf: Leaf, p1: number, p2: number, p3: number, b: Uint8Array, bv: DataView, bs: number, be: number): number {
     let lo = 0;
     let hi = leaf.n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.cmpAt(leaf, mid, p1, p2, p3, b, bs, be) < 0) lo = mid + 1;
+      if (this.cmpAt(leaf, mid, p1, p2, p3, b, bv, bs, be) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;

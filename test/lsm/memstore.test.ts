@@ -12,7 +12,7 @@ import {
 } from '../../core/lsm/internal-key.js';
 import { ENTRY_OVERHEAD_BYTES, Memstore } from '../../core/lsm/memstore.js';
 import type { MemstoreOptions } from '../../core/lsm/memstore.js';
-import { LEAF_MAX } from '../../core/lsm/memstore-slab.js';
+import { LEAF_MAX, ROW_PREFIX_BYTES, compareKeysAfterPrefix, rowPrefixAt } from '../../core/lsm/memstore-slab.js';
 import { decodeBatch, decodeBatchEntries, encodeBatch } from '../../core/lsm/write-batch.js';
 import { ByteReader } from '../../core/util/coding.js';
 import { Random } from '../../core/util/random.js';
@@ -30,7 +30,7 @@ const TINY_SLABS: MemstoreOptions = { slabMinBytes: 64, slabMaxBytes: 256 };
  * comparison decides) and lengths straddle the 6-, 12- and 18-byte prefix boundaries.
  */
 function randomRow(rnd: Random): Uint8Array {
-  const len = rnd.range(0, 24);
+  const len = rnd.chance(0.2) ? rnd.range(18, 44) : rnd.range(0, 24);
   const row = new Uint8Array(len);
   const alphabet = rnd.chance(0.5) ? 2 : 256;
   const shared = rnd.chance(0.5) ? 10 : 16;
@@ -175,6 +175,40 @@ describe('Memstore against a sorted-array model', () => {
     expect(it.valid).toBe(false);
     it.seekForPrev(rowEndKey(new Uint8Array([1])));
     expect(it.valid).toBe(false);
+  });
+});
+
+describe('compareKeysAfterPrefix', () => {
+  it('orders keys with equal row-prefix numbers as compareInternalKeys does, at any offsets', () => {
+    const rnd = new Random(7300);
+    const sign = (x: number): number => (x < 0 ? -1 : x > 0 ? 1 : 0);
+    const place = (key: Uint8Array, at: number): [Uint8Array, DataView] => {
+      const buf = new SharedArrayBuffer(at + key.length + 3);
+      const slab = new Uint8Array(buf);
+      slab.fill(0xee);
+      slab.set(key, at);
+      return [slab, new DataView(buf)];
+    };
+    let compared = 0;
+    for (let i = 0; i < 4000; i++) {
+      const a = randomEntries(rnd, 1, 0)[0]!.key;
+      // b: a's row with a tail changed, cut or extended, or a's key with its cell changed.
+      const row = a.subarray(2, 2 + ((a[0]! << 8) | a[1]!));
+      const brow = new Uint8Array(Math.max(0, row.length + rnd.range(-3, 4)));
+      brow.set(row.subarray(0, brow.length));
+      for (let k = 0; k < brow.length; k++) if (k >= ROW_PREFIX_BYTES - 2 && rnd.chance(0.1)) brow[k] = rnd.int(256);
+      const b = encodeInternalKey(rnd.chance(0.3) ? row : brow, rnd.chance(0.5) ? 'f' : 'gg', rnd.bytes(rnd.range(0, 5)), rnd.range(0, 5) * 1000, rnd.range(1, 9), KeyKind.Put);
+      const [as, av] = place(a, rnd.int(9));
+      const [bs, bv] = place(b, rnd.int(9));
+      const ao = as.length - 3 - a.length;
+      const bo = bs.length - 3 - b.length;
+      if ([0, 6, 12].some((f) => rowPrefixAt(as, ao, f) !== rowPrefixAt(bs, bo, f))) continue;
+      compared++;
+      expect(sign(compareKeysAfterPrefix(as, av, ao, ao + a.length, bs, bv, bo, bo + b.length)), `${toHex(a)} ${toHex(b)}`)
+        .toBe(sign(compareInternalKeys(a, b)));
+      expect(sign(compareKeysAfterPrefix(bs, bv, bo, bo + b.length, as, av, ao, ao + a.length))).toBe(sign(compareInternalKeys(b, a)));
+    }
+    expect(compared).toBeGreaterThan(1500);
   });
 });
 
