@@ -35,6 +35,11 @@ export interface JsonPutScan {
   timestamp: Float64Array;
   value: Float64Array;
   isInt: Uint8Array;
+  /**
+   * 1 where this datapoint and the one before are both fast and their tags objects are the
+   * same bytes (SeriesByteCache.get's `tagsAsBefore`).
+   */
+  sameTags: Uint8Array;
 }
 
 /** Columns for about `n` datapoints. */
@@ -43,7 +48,7 @@ function newScan(n: number): JsonPutScan {
     count: 0,
     objStart: new Int32Array(n), objEnd: new Int32Array(n), fast: new Uint8Array(n),
     metricStart: new Int32Array(n), metricEnd: new Int32Array(n), tagsStart: new Int32Array(n), tagsEnd: new Int32Array(n),
-    timestamp: new Float64Array(n), value: new Float64Array(n), isInt: new Uint8Array(n),
+    timestamp: new Float64Array(n), value: new Float64Array(n), isInt: new Uint8Array(n), sameTags: new Uint8Array(n),
   };
 }
 
@@ -53,7 +58,7 @@ function grownScan(o: JsonPutScan): JsonPutScan {
   g.count = o.count;
   g.objStart.set(o.objStart); g.objEnd.set(o.objEnd); g.fast.set(o.fast);
   g.metricStart.set(o.metricStart); g.metricEnd.set(o.metricEnd); g.tagsStart.set(o.tagsStart); g.tagsEnd.set(o.tagsEnd);
-  g.timestamp.set(o.timestamp); g.value.set(o.value); g.isInt.set(o.isInt);
+  g.timestamp.set(o.timestamp); g.value.set(o.value); g.isInt.set(o.isInt); g.sameTags.set(o.sameTags);
   return g;
 }
 
@@ -92,6 +97,10 @@ class Scanner {
   private lastTagsStart = 0;
   private lastTagsLength = 0;
   private lastTagsOk = false;
+  /** Tags objects scanned whole so far: equal numbers mean equal tags bytes. */
+  private tagsScanned = 0;
+  /** tagsScanned as of the previous datapoint's tags, when it was fast; else -1. */
+  private prevFastTags = -1;
 
   constructor(b: Uint8Array) {
     this.b = b;
@@ -135,13 +144,16 @@ class Scanner {
     this.push(start, false);
   }
 
-  private push(start: number, fast: boolean): number {
+  /** `tags`: tagsScanned as of this datapoint's tags object (fast ones). */
+  private push(start: number, fast: boolean, tags = -1): number {
     if (this.out.count === this.out.objStart.length) this.out = grownScan(this.out);
     const o = this.out;
     const k = o.count++;
     o.objStart[k] = start;
     o.objEnd[k] = this.i;
     o.fast[k] = fast ? 1 : 0;
+    o.sameTags[k] = fast && tags >= 0 && tags === this.prevFastTags ? 1 : 0;
+    this.prevFastTags = fast ? tags : -1;
     return k;
   }
 
@@ -156,6 +168,7 @@ class Scanner {
     let timestamp = -1;
     let value = NaN;
     let isInt = false;
+    let tags = -1;
     this.ws();
     if (b[this.i] === 0x7d) {
       this.i++;
@@ -188,6 +201,7 @@ class Scanner {
         if (!this.sameTagsAgain(vs)) ok = false;
         ts = vs;
         te = this.i;
+        tags = this.tagsScanned;
       } else {
         this.skipValue(1);
         if (key === 'metric' || key === 'tags') ok = false;
@@ -198,7 +212,7 @@ class Scanner {
       if (d !== 0x2c) throw MALFORMED;
     }
     const fast = ok && ms >= 0 && ts >= 0 && timestamp > 0 && !Number.isNaN(value);
-    const k = this.push(start, fast);
+    const k = this.push(start, fast, tags);
     if (fast) {
       const o = this.out;
       o.metricStart[k] = ms;
@@ -225,6 +239,7 @@ class Scanner {
       return this.lastTagsOk;
     }
     const ok = this.tags();
+    this.tagsScanned++;
     this.lastTagsStart = vs;
     this.lastTagsLength = this.i - vs;
     this.lastTagsOk = ok;

@@ -14,7 +14,9 @@
  *
  * Prediction: clients send their series in the same order every interval (collectd,
  * tcollector, TSBS), so each slot remembers the slot looked up after it, and a lookup
- * first compares the bytes with that one: a hit then costs one compare and no hash.
+ * first compares the bytes with that one: a hit then costs one compare and no hash. It
+ * also remembers whether that next slot has its tags: a caller that knows the tags repeat
+ * the previous lookup's (the JSON scanner does) then has only the metric compared.
  */
 import type { SeriesEntry } from './write-group.js';
 
@@ -28,6 +30,8 @@ interface Slot<T> {
   next: Slot<T> | undefined;
   /** The slot found right after this one last time: the likely next lookup. */
   succ: Slot<T> | undefined;
+  /** succ's tag bytes are this slot's (another metric of the same tags). */
+  succSameTags: boolean;
 }
 
 const MIN_BUCKETS = 1024;
@@ -52,15 +56,20 @@ export class SeriesByteCache<T = SeriesEntry> {
     this.capacity = capacity;
   }
 
-  /** The series whose key is line[ms,me) + line[ts,te), or undefined. */
-  get(line: Uint8Array, ms: number, me: number, ts: number, te: number): T | undefined {
+  /**
+   * The series whose key is line[ms,me) + line[ts,te), or undefined. `tagsAsBefore`: the
+   * caller knows these tag bytes equal those of its previous lookup, made just before and
+   * found (a JSON body's scan sees repeated tags objects): then a predicted series whose
+   * tags are known to be the previous one's needs only its metric compared.
+   */
+  get(line: Uint8Array, ms: number, me: number, ts: number, te: number, tagsAsBefore = false): T | undefined {
     const dv = this.viewOf(line);
     const ml = me - ms;
     const len = ml + 1 + (te - ts);
     const last = this.last;
     const p = last?.succ;
-    if (p !== undefined && p.metricLength === ml && p.key.length === len
-      && rangeEqual(p.key, p.view, 0, line, dv, ms, ml) && rangeEqual(p.key, p.view, ml + 1, line, dv, ts, te - ts)) {
+    if (p !== undefined && p.metricLength === ml && p.key.length === len && rangeEqual(p.key, p.view, 0, line, dv, ms, ml)
+      && ((tagsAsBefore && last!.succSameTags) || rangeEqual(p.key, p.view, ml + 1, line, dv, ts, te - ts))) {
       this.last = p;
       return p.entry;
     }
@@ -68,7 +77,11 @@ export class SeriesByteCache<T = SeriesEntry> {
     for (let s = this.buckets[h & this.mask]; s !== undefined; s = s.next) {
       if (s.hash === h && s.metricLength === ml && s.key.length === len
         && rangeEqual(s.key, s.view, 0, line, dv, ms, ml) && rangeEqual(s.key, s.view, ml + 1, line, dv, ts, te - ts)) {
-        if (last !== undefined) last.succ = s;
+        if (last !== undefined && last.succ !== s) {
+          last.succ = s;
+          const lt = last.key.length - last.metricLength - 1;
+          last.succSameTags = lt === len - ml - 1 && rangeEqual(last.key, last.view, last.metricLength + 1, s.key, s.view, ml + 1, lt);
+        }
         this.last = s;
         return s.entry;
       }
@@ -88,7 +101,7 @@ export class SeriesByteCache<T = SeriesEntry> {
     const hash = hashRanges(line, this.viewOf(line), ms, me, ts, te);
     const view = new DataView(key.buffer, key.byteOffset, key.byteLength);
     const b = hash & this.mask;
-    this.buckets[b] = { hash, key, view, metricLength: ml, entry, next: this.buckets[b], succ: undefined };
+    this.buckets[b] = { hash, key, view, metricLength: ml, entry, next: this.buckets[b], succ: undefined, succSameTags: false };
     if (++this.count > this.buckets.length) this.grow();
   }
 

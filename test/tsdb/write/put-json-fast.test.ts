@@ -29,6 +29,8 @@ const REPEATED_TAGS = [
   '{"host":1}', '{"host":"web1","dc":null}', '{"h\\u006fst":"web1"}', '{}', '{"host":"web1","dc":"x" }',
 ];
 
+let sameTags = 0;
+
 function checkScan(body: string): number {
   const bytes = Buffer.from(body);
   const scan = scanPutJson(bytes);
@@ -44,6 +46,11 @@ function checkScan(body: string): number {
       p = pointOfJson(items[k]);
     } catch {
       p = undefined;
+    }
+    if (scan!.sameTags[k] === 1) {
+      expect(scan!.fast[k] === 1 && k > 0 && scan!.fast[k - 1] === 1, body).toBe(true);
+      expect(bytes.subarray(scan!.tagsStart[k], scan!.tagsEnd[k]).equals(bytes.subarray(scan!.tagsStart[k - 1], scan!.tagsEnd[k - 1])), body).toBe(true);
+      sameTags++;
     }
     if (!scan!.fast[k]) continue;
     fast++;
@@ -71,6 +78,7 @@ describe('/api/put JSON scanner', () => {
       fast += checkScan(`[${points.join(',')}]`);
     }
     expect(fast).toBeGreaterThan(500);
+    expect(sameTags).toBeGreaterThan(50);
   });
 
   it('reads a repeated tags object cut short by the end of the body as malformed', () => {

@@ -102,7 +102,8 @@ async function writeScanned(tsdb: Tsdb, cache: SeriesByteCache, bytes: Buffer, s
   const origin: number[] = [];
   for (let k = 0; k < scan.count; k++) {
     if (scan.fast[k] === 1) {
-      const e = cache.get(bytes, scan.metricStart[k]!, scan.metricEnd[k]!, scan.tagsStart[k]!, scan.tagsEnd[k]!);
+      // sameTags: the previous datapoint was fast too, so this cache's previous lookup was its.
+      const e = cache.get(bytes, scan.metricStart[k]!, scan.metricEnd[k]!, scan.tagsStart[k]!, scan.tagsEnd[k]!, scan.sameTags[k] === 1);
       if (e !== undefined) {
         known.add(e, scan.timestamp[k]!, scan.value[k]!, scan.isInt[k] === 1, points.length);
         continue;
