@@ -77,6 +77,8 @@ const MAX_POOLED = 4;
 const KEY_SLAB_BYTES = 16 * 1024;
 
 let nextGroupId = 0;
+/** Points of one series in a group sorted by insertion sort (more: Array#sort). */
+const INSERTION_SORT_MAX = 64;
 
 export class WriteGroup {
   readonly id = nextGroupId++;
@@ -242,12 +244,30 @@ export class WriteGroup {
     }
     if (sorted) return n;
     const seqs = c.seqs;
-    const byTime = Array.from(order.subarray(0, n)).sort((a, b) => ms[a]! - ms[b]! || seqs[a]! - seqs[b]! || a - b);
+    if (n <= INSERTION_SORT_MAX) {
+      // A few points from interleaved runs (telnet connections sending different parts of
+      // their files): insertion sort in place, no array or closure.
+      for (let k = 1; k < n; k++) {
+        const i = order[k]!;
+        const t = ms[i]!;
+        const sq = seqs[i]!;
+        let j = k - 1;
+        for (; j >= 0; j--) {
+          const o = order[j]!;
+          const d = ms[o]! - t || seqs[o]! - sq || o - i;
+          if (d <= 0) break;
+          order[j + 1] = o;
+        }
+        order[j + 1] = i;
+      }
+    } else {
+      const byTime = Array.from(order.subarray(0, n)).sort((a, b) => ms[a]! - ms[b]! || seqs[a]! - seqs[b]! || a - b);
+      order.set(byTime);
+    }
     let m = 0;
-    for (let k = 0; k < byTime.length; k++) {
-      const i = byTime[k]!;
-      const nx = byTime[k + 1];
-      if (nx !== undefined && ms[nx] === ms[i]) continue; // a later write of the same ms follows
+    for (let k = 0; k < n; k++) {
+      const i = order[k]!;
+      if (k + 1 < n && ms[order[k + 1]!] === ms[i]) continue; // a later write of the same ms follows
       order[m++] = i;
     }
     return m;
