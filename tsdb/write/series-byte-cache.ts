@@ -175,7 +175,7 @@ function hashRange(b: Uint8Array, dv: DataView, start: number, end: number, h: n
 /**
  * a[ao, ao+n) equals b[bo, bo+n). Eight bytes a step as two 32-bit reads, and the last
  * eight bytes read once more, overlapping, instead of a byte loop for the tail: about
- * twice as fast as four bytes a step with a byte tail on ~150-byte keys. Below 8 bytes,
+ * 1.6× as fast as four bytes a step with a byte tail on ~155-byte keys. Below 8 bytes,
  * a byte loop.
  */
 export function rangeEqual(a: Uint8Array, adv: DataView, ao: number, b: Uint8Array, bdv: DataView, bo: number, n: number): boolean {
