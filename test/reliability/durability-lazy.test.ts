@@ -37,14 +37,22 @@ describe('crash under load, unsynced bytes dropped (lazy file system)', () => {
   // buffered) a 204 comes before the fsync, and a power loss may take the last
   // ~bufferedWindowMs of acknowledged points — exactly what docs/DURABILITY.md says, and
   // what the test above would report if the default mode acknowledged before its fsync.
+  // A loss needs a kill while acknowledged points wait for their fsync. On a busy machine
+  // both kills of a run can land while the writers are stalled (no acknowledgement in the
+  // last window, so nothing unsynced was acknowledged): one CI run saw 0 lost in 2 kills.
+  // So up to 3 runs, until one shows the loss; every run must be free of wrong values.
   it('shows the documented loss window of the relaxed buffered mode', async () => {
-    const r = await runCrashLoop({
-      seed: 424_242, kills: 2, acksPerLife: 3000, maxExtraMs: 800, httpWriters: 2, telnetWriters: 0, maxBatch: 300,
-      syncFraction: 0, env: { HORAE_TEST_FS: 'lazy' }, config: [...CRASH_CONFIG, 'horae.write.durability = buffered'],
-    });
-    console.info(`${describeResult('durability-lazy (buffered mode)', r)}; acknowledged but lost: ${r.report.acked - r.report.verified}`);
-    expect(r.report.acked - r.report.verified).toBeGreaterThan(0);
-    expect(r.report.wrongValue).toEqual([]);
-    expect(r.report.phantom).toEqual([]);
+    let lost = 0;
+    for (let attempt = 0; attempt < 3 && lost === 0; attempt++) {
+      const r = await runCrashLoop({
+        seed: 424_242 + attempt, kills: 2, acksPerLife: 3000, maxExtraMs: 800, httpWriters: 2, telnetWriters: 0, maxBatch: 300,
+        syncFraction: 0, env: { HORAE_TEST_FS: 'lazy' }, config: [...CRASH_CONFIG, 'horae.write.durability = buffered'],
+      });
+      lost = r.report.acked - r.report.verified;
+      console.info(`${describeResult(`durability-lazy (buffered mode, run ${attempt + 1})`, r)}; acknowledged but lost: ${lost}`);
+      expect(r.report.wrongValue).toEqual([]);
+      expect(r.report.phantom).toEqual([]);
+    }
+    expect(lost).toBeGreaterThan(0);
   }, 120_000);
 });
