@@ -37,10 +37,11 @@ describe('crash under load, unsynced bytes dropped (lazy file system)', () => {
   // buffered) a 204 comes before the fsync, and a power loss may take the last
   // ~bufferedWindowMs of acknowledged points — exactly what docs/DURABILITY.md says, and
   // what the test above would report if the default mode acknowledged before its fsync.
-  // A loss needs a kill while acknowledged points wait for their fsync. On a busy machine
-  // both kills of a run can land while the writers are stalled (no acknowledgement in the
-  // last window, so nothing unsynced was acknowledged): one CI run saw 0 lost in 2 kills.
-  // So up to 3 runs, until one shows the loss; every run must be free of wrong values.
+  // A loss needs a kill while acknowledged points wait for their fsync. One full-suite run
+  // saw 0 lost in 2 kills (likely both landed while the writers were stalled on a busy
+  // machine: no acknowledgement within the last window, so nothing unsynced was
+  // acknowledged). So up to 3 runs, until one shows the loss; every run must be free of
+  // wrong values and phantoms.
   it('shows the documented loss window of the relaxed buffered mode', async () => {
     let lost = 0;
     for (let attempt = 0; attempt < 3 && lost === 0; attempt++) {
