@@ -1,8 +1,9 @@
 /**
  * The compressed hour cell (qualifier 0x0C): all points of one closed series-hour in one
  * value. Byte format: tsdb/SCHEMA.md, "Compressed hour cell". Layout:
- *   header byte (version, kind mode, big-int flag), uvarint count,
- *   timestamp section (timestamps-codec.ts), kind bitmap (mixed kinds only),
+ *   header byte (version, kind mode, big-int flag, summary flag), uvarint count,
+ *   summary (flag only: NaN count, sum), timestamp section (timestamps-codec.ts),
+ *   kind bitmap (mixed kinds only),
  *   value section (values-codec.ts), big-integer side list (flag only).
  *
  * Encoding is synchronous and reuses one module-level writer; decoding allocates nothing
@@ -12,7 +13,8 @@ import { BitReader } from './bit-reader.js';
 import { BitWriter } from './bit-writer.js';
 import { HourCodecError } from './errors.js';
 import {
-  FLAG_BIG_INTS, HOUR_FORMAT_VERSION, KIND_ALL_FLOAT, KIND_ALL_INT, KIND_MIXED, MAX_OFFSET_MS, MAX_POINTS,
+  FLAG_BIG_INTS, FLAG_SUMMARY, HOUR_FORMAT_VERSION, KIND_ALL_FLOAT, KIND_ALL_INT, KIND_MIXED, MAX_OFFSET_MS, MAX_POINTS,
+  SUMMARY_MIN_POINTS,
 } from './hour-format.js';
 import { isBigInt64, pointCapacity } from './point-block.js';
 import type { PointBlock } from './point-block.js';
@@ -20,6 +22,32 @@ import { decodeTimestamps, encodeTimestamps } from './timestamps-codec.js';
 import { decodeValues, encodeValues } from './values-codec.js';
 
 const writer = new BitWriter(4096);
+
+/** Scratch for a float64's big-endian bytes. */
+const f64 = new Float64Array(1);
+const f64Bytes = new Uint8Array(f64.buffer);
+const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
+
+/** Writes v as 8 big-endian bytes (its exact bits). */
+function writeF64(w: BitWriter, v: number): void {
+  f64[0] = v;
+  for (let k = 0; k < 8; k++) w.writeU8(f64Bytes[LITTLE_ENDIAN ? 7 - k : k]!);
+}
+
+function readF64(r: BitReader): number {
+  for (let k = 0; k < 8; k++) f64Bytes[LITTLE_ENDIAN ? 7 - k : k] = r.readU8();
+  return f64[0]!;
+}
+
+/**
+ * What a summary holds: the points that are not NaN, and the sum of their values added
+ * in time order from 0 (the exact double that a `sum` over the whole hour computes).
+ */
+export interface HourSummary {
+  readonly count: number;
+  readonly nonNaN: number;
+  readonly sum: number;
+}
 
 function checkBlock(b: PointBlock): void {
   const n = b.count;
@@ -45,11 +73,25 @@ export function encodeHourBlock(b: PointBlock): Uint8Array {
   let bigCount = 0;
   if (big !== undefined) for (let i = 0; i < n; i++) if (b.isInt[i] !== 0 && isBigInt64(big[i]!)) bigCount++;
 
+  const summary = n >= SUMMARY_MIN_POINTS;
   const w = writer;
   w.reset();
-  w.writeU8((HOUR_FORMAT_VERSION << 4) | (kind << 2) | (bigCount > 0 ? FLAG_BIG_INTS : 0));
+  w.writeU8((HOUR_FORMAT_VERSION << 4) | (kind << 2) | (bigCount > 0 ? FLAG_BIG_INTS : 0) | (summary ? FLAG_SUMMARY : 0));
   w.writeUvarint(n);
   if (n === 0) return w.finish();
+  if (summary) {
+    // As aggregators.ts sums (sumD): NaN skipped, the rest added in time order from 0.
+    const v = b.values;
+    let sum = 0;
+    let nan = 0;
+    for (let i = 0; i < n; i++) {
+      const x = v[i]!;
+      if (x === x) sum += x;
+      else nan++;
+    }
+    w.writeUvarint(nan);
+    writeF64(w, sum);
+  }
   encodeTimestamps(w, b.offsetsMs, n);
   if (kind === KIND_MIXED) {
     for (let i = 0; i < n; i++) w.writeBits(b.isInt[i] !== 0 ? 1 : 0, 1);
@@ -74,13 +116,30 @@ export function encodeHourBlock(b: PointBlock): Uint8Array {
   return cell;
 }
 
-function readHeader(r: BitReader): { kind: number; bigInts: boolean; count: number } {
+function readHeader(r: BitReader): { kind: number; bigInts: boolean; summary: boolean; count: number } {
   const h = r.readU8();
   if (h >> 4 !== HOUR_FORMAT_VERSION) r.fail(`format version ${h >> 4}`);
   const kind = (h >> 2) & 3;
-  if (kind > KIND_MIXED || (h & 1) !== 0) r.fail(`header byte 0x${h.toString(16)}`);
+  if (kind > KIND_MIXED) r.fail(`header byte 0x${h.toString(16)}`);
   const count = r.readUvarintIn(0, MAX_POINTS, 'point count');
-  return { kind, bigInts: (h & FLAG_BIG_INTS) !== 0, count };
+  return { kind, bigInts: (h & FLAG_BIG_INTS) !== 0, summary: (h & FLAG_SUMMARY) !== 0, count };
+}
+
+/** Reads the summary after the count (the flag is set): the NaN count, then the sum. */
+function readSummary(r: BitReader, count: number): HourSummary {
+  if (count === 0) r.fail('summary on an empty cell');
+  const nan = r.readUvarintIn(0, count, 'NaN count');
+  return { count, nonNaN: count - nan, sum: readF64(r) };
+}
+
+/**
+ * Cheap: the cell's summary from its first bytes, without decoding the points; undefined
+ * when the cell has none (fewer points than SUMMARY_MIN_POINTS, or an older encoder).
+ */
+export function hourBlockSummary(bytes: Uint8Array): HourSummary | undefined {
+  const r = new BitReader(bytes);
+  const { summary, count } = readHeader(r);
+  return summary ? readSummary(r, count) : undefined;
 }
 
 /** Cheap: the point count from the header, without decoding. */
@@ -91,8 +150,9 @@ export function hourBlockCount(bytes: Uint8Array): number {
 /** Cheap: the count and the first offset (-1 when empty), without decoding the rest. */
 export function hourBlockInfo(bytes: Uint8Array): { count: number; firstOffsetMs: number } {
   const r = new BitReader(bytes);
-  const { count } = readHeader(r);
+  const { summary, count } = readHeader(r);
   if (count === 0) return { count, firstOffsetMs: -1 };
+  if (summary) readSummary(r, count);
   r.readU8();
   return { count, firstOffsetMs: r.readUvarintIn(0, MAX_OFFSET_MS, 'first offset') };
 }
@@ -124,6 +184,8 @@ export interface HourCellLayout {
   timestampScheme: number;
   /** VAL_* of hour-format.ts, one per chunk. */
   valueSchemes: number[];
+  /** The summary after the count, when the cell has one. */
+  summary?: HourSummary;
 }
 
 /** Decodes the cell (throwing like decodeHourBlock) and reports its schemes. */
@@ -135,15 +197,16 @@ export function inspectHourBlock(bytes: Uint8Array): HourCellLayout {
 
 function decode(bytes: Uint8Array, out: PointBlock | undefined, layout: HourCellLayout | undefined): PointBlock {
   const r = new BitReader(bytes);
-  const { kind, bigInts, count: n } = readHeader(r);
+  const { kind, bigInts, summary, count: n } = readHeader(r);
   const b = prepare(out, n);
   b.count = 0;
   b.bigInts = undefined;
   if (n === 0) {
-    if (kind !== KIND_ALL_FLOAT || bigInts) r.fail('flags on an empty cell');
+    if (kind !== KIND_ALL_FLOAT || bigInts || summary) r.fail('flags on an empty cell');
   } else {
+    const sm = summary ? readSummary(r, n) : undefined;
     const ts = decodeTimestamps(r, b.offsetsMs, n);
-    if (layout !== undefined) Object.assign(layout, { count: n, kindMode: kind, bigInts, timestampScheme: ts });
+    if (layout !== undefined) Object.assign(layout, { count: n, kindMode: kind, bigInts, timestampScheme: ts }, sm === undefined ? {} : { summary: sm });
     if (kind === KIND_MIXED) {
       readKindBitmap(r, b.isInt, n);
     } else {

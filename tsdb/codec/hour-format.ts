@@ -15,6 +15,17 @@ export const KIND_MIXED = 2;
 /** Bit 1 of the first byte: a big-integer side list follows the value chunks. */
 export const FLAG_BIG_INTS = 0x02;
 
+/** Bit 0 of the first byte: a summary (NaN count, sum) follows the point count. */
+export const FLAG_SUMMARY = 0x01;
+
+/**
+ * The encoder writes a summary for cells of at least this many points: 9 bytes, at most
+ * 0.07 bytes a point, where decoding the cell costs a query far more than reading them
+ * (a 10 s or 15 s series fills 360 or 240 points an hour; a 1 min series, 60, gets none).
+ * An encoder choice: readers take a summary wherever the flag says one is.
+ */
+export const SUMMARY_MIN_POINTS = 128;
+
 /** Timestamp schemes. */
 export const TS_REGULAR = 0;
 export const TS_DOD = 1;

@@ -53,7 +53,7 @@ export interface QueryRun {
 
 /** Executes every sub-query in order; results in sub-query order, then group order. */
 export async function executeQuery(tsdb: Tsdb, q: TsQuery, limits: QueryLimits, signal?: AbortSignal): Promise<QueryRun> {
-  const stats: ScanStats = { rows: 0, cells: 0, points: 0, buckets: 0 };
+  const stats: ScanStats = { rows: 0, cells: 0, points: 0, buckets: 0, summaries: 0 };
   const out: OutputSeries[] = [];
   const globals = q.globalAnnotations ? await globalAnnotationsOf(tsdb, q) : undefined;
   let rowsDeleted = 0;

@@ -2,6 +2,7 @@
  * Growing a series' typed arrays row by row as a scan decodes it (scanner.ts on the main
  * thread, decode-worker.ts in a worker): rows of one series come in base-hour order.
  */
+import type { HourSummary } from '../codec/hour-codec.js';
 import type { PointBlock } from '../codec/point-block.js';
 import type { Aggregator } from './aggregators.js';
 import { getAggregator, isAggregator } from './aggregators.js';
@@ -102,6 +103,40 @@ export function appendRowBuckets(s: Points, b: PointBlock, baseMs: number, start
   }
   s.count = k;
   return hi - lo;
+}
+
+/** What an hour bucket takes from a cell's summary (appendHourSummary). */
+export type SummaryUse = 'sum' | 'avg' | 'count';
+
+/**
+ * How appendRowBuckets' one bucket of a whole hour row can be read from the hour cell's
+ * summary (hour-codec.ts HourSummary) instead of its points: for hour buckets of a
+ * function whose double path is the sum, the average or the count (sum, zimsum, pfsum,
+ * avg, count); undefined otherwise.
+ */
+export function summaryUseOf(ds: RowDownsample | undefined): SummaryUse | undefined {
+  if (ds === undefined || ds.intervalMs !== HOUR_MS) return undefined;
+  const run = ds.fn.runDouble;
+  if (run === getAggregator('sum').runDouble) return 'sum';
+  if (run === getAggregator('avg').runDouble) return 'avg';
+  if (run === getAggregator('count').runDouble) return 'count';
+  return undefined;
+}
+
+/**
+ * appendRowBuckets for a row whose only data cell is an hour cell with summary `sm`, when
+ * the whole hour [baseMs, baseMs + 1 h) is inside [startMs, endMs]: its one bucket, the
+ * same double that `fn.runDouble` over the decoded points gives (the summary's sum is
+ * added as sumD adds: NaN skipped, time order, from 0). Returns the points it stands for.
+ */
+export function appendHourSummary(s: Points, sm: HourSummary, baseMs: number, startMs: number, endMs: number, use: SummaryUse): number {
+  if (s.count + 1 > s.ts.length) grow(s, capacityFor(s.count + 1, baseMs, startMs, endMs, s.ts.length));
+  const n = sm.nonNaN;
+  const k = s.count++;
+  s.ts[k] = baseMs;
+  s.values[k] = use === 'count' ? n : n === 0 ? NaN : use === 'avg' ? sm.sum / n : sm.sum;
+  s.isInt[k] = 0;
+  return sm.count;
 }
 
 /**

@@ -18,10 +18,12 @@ import { isAnnotationQualifier } from '../meta/annotations.js';
 import type { Annotation } from '../meta/annotations.js';
 import type { PointBlock } from '../codec/point-block.js';
 import { TsdbError } from '../errors.js';
+import { hourBlockSummary } from '../codec/hour-codec.js';
 import { mergeRowCells } from '../read/row-merge.js';
+import { HOUR_CELL_QUALIFIER_BYTE } from '../schema/qualifier.js';
 import type { DecodeSession } from './decode-pool.js';
 import type { Aggregator } from './aggregators.js';
-import { appendRow, appendRowBuckets, bucketsStayInRows } from './point-append.js';
+import { appendHourSummary, appendRow, appendRowBuckets, bucketsStayInRows, summaryUseOf } from './point-append.js';
 import type { Points } from './series.js';
 import { baseTimeOfKey, metricScanRange } from '../schema/row-key.js';
 import { DATA_FAMILY } from '../tables.js';
@@ -56,6 +58,8 @@ export interface ScanRequest {
   /** Decode the buckets `workerOf` gives to a worker (≥ 0) there (decode-pool.ts). */
   readonly decode?: { readonly session: DecodeSession; workerOf(salt: number, buckets: number): number };
 }
+
+const HOUR_MS = 3_600_000;
 
 export interface QueryDeadline {
   readonly at: number;
@@ -100,6 +104,8 @@ export interface ScanStats {
   cells: number;
   points: number;
   buckets: number;
+  /** Hour rows answered from their hour cell's summary, without decoding (point-append.ts). */
+  summaries: number;
 }
 
 /**
@@ -159,6 +165,7 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
   const decode = req.decode;
   const ds = req.downsample;
   if (ds !== undefined && !bucketsStayInRows(ds.intervalMs)) throw new RangeError(`rows cannot be downsampled one by one at ${ds.intervalMs} ms`);
+  const summaryUse = summaryUseOf(ds);
   const remote = new Set<ScannedSeries>();
   let block: PointBlock | undefined;
   /** One row read: decoded here, or sent to `worker` (≥ 0) to be decoded there. */
@@ -182,6 +189,20 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
       remote.add(s);
       decode!.session.add(worker, indexOf.get(s)!, baseTimeOfKey(w, key) * 1000, cells);
       return;
+    }
+    if (summaryUse !== undefined && cells.length === 1 && isHourCell(cells[0]!)) {
+      // An hour bucket of a whole hour cell with a summary: its bucket without decoding.
+      const baseMs = baseTimeOfKey(w, key) * 1000;
+      const sm = baseMs >= req.startMs && baseMs + HOUR_MS - 1 <= req.endMs ? hourBlockSummary(cells[0]!.value) : undefined;
+      if (sm !== undefined) {
+        const s = seriesOf(key, cur);
+        if (req.rowKeys === true) (s.rowKeys ??= []).push(key);
+        s.downsampled = true;
+        points += appendHourSummary(s, sm, baseMs, req.startMs, req.endMs, summaryUse);
+        if (stats !== undefined) stats.summaries++;
+        if (points > maxPoints) throw tooLarge(`more than ${maxPoints} data points`);
+        return;
+      }
     }
     block = mergeRowCells(cells, block);
     if (block.count === 0 && !noted) return;
@@ -258,6 +279,11 @@ function sameTags(key: Uint8Array, head: number, tsuid: Uint8Array, metricWidth:
 }
 
 /** A row's cells include an annotation (most rows have none: skip the parse). */
+function isHourCell(c: Cell): boolean {
+  const q = c.qualifier;
+  return q.length === 1 && q[0] === HOUR_CELL_QUALIFIER_BYTE;
+}
+
 function hasAnnotationCell(cells: readonly Cell[]): boolean {
   for (let i = 0; i < cells.length; i++) if (isAnnotationQualifier(cells[i]!.qualifier)) return true;
   return false;

@@ -92,7 +92,9 @@ describe('malformed hour cells', () => {
     const bad: [string, RegExp][] = [
       ['', /truncated/],
       ['20 00', /format version 2/],
-      ['11 00', /header byte/], // reserved bit 0 set
+      ['11 00', /flags on an empty cell/], // a summary of no points
+      ['11 02 03 00 00 00 00 00 00 00 00 00', /NaN count 3/], // more NaNs than points
+      ['11 02 00 40 00 00', /truncated/], // the sum cut short
       ['1c 01 00 00 00 00', /header byte/], // kind mode 3
       ['10 81dddb01', /point count 3600001/],
       ['12 00', /flags on an empty cell/],

@@ -2,7 +2,9 @@
  * Size budgets of the compressed hour cell (everything included: header, timestamps,
  * values) on TSBS "devops cpu"-like data from fixed seeds (test/tsdb/codec/codec-data.ts).
  * The targets beat VictoriaMetrics on the same shapes: <= 1.2 bytes/point for values
- * rounded to 2 decimals, <= 6.5 for full-precision float64 random walks.
+ * rounded to 2 decimals, <= 6.5 for full-precision float64 random walks. A cell of 128
+ * points or more carries a 9-byte summary (SUMMARY_MIN_POINTS): 0.025 bytes a point of
+ * these 360-point hours, inside every budget but the late points' (1.2 before it).
  * bench/codec-bench.ts prints the same figures with speeds.
  */
 import { describe, expect, it } from 'vitest';
@@ -70,11 +72,11 @@ describe('hour cell size on devops-like data (bytes/point, everything included)'
     })).toBeLessThan(1.7);
   });
 
-  it('a few late points are cheap (sparse delta-of-deltas): < 1.2', () => {
+  it('a few late points are cheap (sparse delta-of-deltas): < 1.25', () => {
     expect(devops((rng) => {
       const o = devopsOffsets(rng, { jitterMs: 50, jitterShare: 0.02 });
       return blockOf(o, walk(rng, o.length, 2), new Uint8Array(o.length));
-    })).toBeLessThan(1.2);
+    })).toBeLessThan(1.25);
   });
 
   it('repeated full-precision values use XOR coding: < 1.5', () => {

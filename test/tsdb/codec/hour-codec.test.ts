@@ -103,7 +103,8 @@ describe('hour codec round trips', () => {
     const o = devopsOffsets(new Random(8));
     const b = blockOf(o, Float64Array.from(o, (_, i) => (i * i) / 4), new Uint8Array(o.length));
     const cell = roundTrip(b, 'quadratic');
-    expect(cell.length).toBeLessThan(20);
+    expect(cell.length).toBeLessThan(20 + 9); // 9: the summary of a cell this long
+    expect(inspectHourBlock(cell).summary).toBeDefined();
     expect(inspectHourBlock(cell).valueSchemes).toEqual([VAL_DECIMAL]);
   });
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { toHex } from '../../../core/api/bytes.js';
-import { decodeHourBlock, encodeHourBlock, inspectHourBlock } from '../../../tsdb/codec/hour-codec.js';
+import { decodeHourBlock, encodeHourBlock, hourBlockSummary, inspectHourBlock } from '../../../tsdb/codec/hour-codec.js';
 import {
   KIND_MIXED, TS_DOD, TS_GRID, TS_REGULAR, VAL_CONST, VAL_DECIMAL, VAL_FLOAT_DELTA, VAL_GORILLA, VAL_RAW,
 } from '../../../tsdb/codec/hour-format.js';
@@ -56,6 +56,13 @@ interface Example {
 
 const EXAMPLES: readonly Example[] = [
   { section: 'Compressed hour cell', points: block([[0, 12.5], [10_000, 12.75], [20_000, 12.25], [30_000, 13]]), timestamps: TS_REGULAR, values: VAL_DECIMAL },
+  {
+    section: 'Hour summary',
+    points: block(tenSeconds(128).map((t) => [t, 0.25])),
+    timestamps: TS_REGULAR,
+    values: VAL_DECIMAL,
+    check: (d) => expect(hourBlockSummary(encodeHourBlock(d))).toEqual({ count: 128, nonNaN: 128, sum: 32 }),
+  },
   {
     section: 'Timestamps: delta-of-delta',
     points: block([0, 1000, 2010, 3000, 4000].map((t) => [t, 1, true])),

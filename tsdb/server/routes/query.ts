@@ -58,7 +58,7 @@ export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       const started = performance.now();
       const run = await executeQuery(tsdb, q, { maxSeries: tsdb.config.queryMaxSeries, maxPoints: tsdb.config.queryMaxPoints, timeoutMs: tsdb.config.queryTimeoutMs }, abort.signal);
       const summary = q.showSummary
-        ? { datapoints: run.stats.points, rowsScanned: run.stats.rows, saltScanners: run.stats.buckets, queryTimeMs: performance.now() - started }
+        ? { datapoints: run.stats.points, rowsScanned: run.stats.rows, saltScanners: run.stats.buckets, hourSummaries: run.stats.summaries, queryTimeMs: performance.now() - started }
         : undefined;
       const accept = String(req.headers.accept ?? '');
       if (accept.includes(MSGPACK_TYPE)) {

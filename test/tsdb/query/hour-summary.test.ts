@@ -1,0 +1,170 @@
+/**
+ * Hour buckets read from the hour cell's summary (tsdb/SCHEMA.md "Hour summary",
+ * point-append.ts appendHourSummary) are exactly the buckets that decoding the cell and
+ * downsampling its points gives: for random cells of every shape (NaN payloads,
+ * infinities, big integers, mixed kinds), for every function the summary serves, and
+ * through the scan, where only whole compressed hours in the window take the shortcut.
+ */
+import type { FastifyInstance } from 'fastify';
+import { afterAll, describe, expect, it } from 'vitest';
+import { Random } from '../../../core/util/random.js';
+import { decodeHourBlock, encodeHourBlock, hourBlockSummary } from '../../../tsdb/codec/hour-codec.js';
+import { SUMMARY_MIN_POINTS } from '../../../tsdb/codec/hour-format.js';
+import { AGGREGATOR_NAMES, getAggregator } from '../../../tsdb/query/aggregators.js';
+import { parseDownsample } from '../../../tsdb/query/downsample-spec.js';
+import { SeriesPreparer, scanWindow } from '../../../tsdb/query/pipeline.js';
+import { appendHourSummary, appendRowBuckets, summaryUseOf } from '../../../tsdb/query/point-append.js';
+import { scanSeries } from '../../../tsdb/query/scanner.js';
+import type { ScanStats } from '../../../tsdb/query/scanner.js';
+import type { Points } from '../../../tsdb/query/series.js';
+import { buildServer } from '../../../tsdb/server/build-server.js';
+import type { Tsdb } from '../../../tsdb/tsdb.js';
+import type { IncomingPoint } from '../../../tsdb/write/data-point.js';
+import { randomBlock } from '../codec/codec-data.js';
+import { openFixture, pt } from '../helpers/tsdb-fixture.js';
+
+const HOUR = 3_600_000;
+const T0 = 1356998400;
+/** The functions whose hour bucket a summary gives, and what it gives. */
+const SERVED = { sum: 'sum', zimsum: 'sum', pfsum: 'sum', avg: 'avg', count: 'count' } as const;
+
+function emptyPoints(): Points {
+  return { count: 0, ts: new Float64Array(0), values: new Float64Array(0), isInt: new Uint8Array(0) };
+}
+
+/** The points' (ts, value bits) pairs: NaN payloads and -0 compared exactly. */
+function bits(p: Points): string[] {
+  const f = new Float64Array(1);
+  const u = new BigUint64Array(f.buffer);
+  return Array.from({ length: p.count }, (_, i) => {
+    f[0] = p.values[i]!;
+    return `${p.ts[i]}:${u[0]!.toString(16)}:${p.isInt[i]}`;
+  });
+}
+
+describe('hour summary', () => {
+  it('serves sum, zimsum, pfsum, avg and count of hour buckets, nothing else', () => {
+    const ds = (fn: string, intervalMs = HOUR) => ({ intervalMs, fn: getAggregator(fn) });
+    for (const name of AGGREGATOR_NAMES) {
+      if (name === 'none') continue;
+      expect(summaryUseOf(ds(name)), name).toBe(SERVED[name as keyof typeof SERVED]);
+      expect(summaryUseOf(ds(name, 900_000)), `${name} 15m`).toBeUndefined();
+    }
+    expect(summaryUseOf(undefined)).toBeUndefined();
+  });
+
+  it('gives the bucket that decoding and downsampling the cell gives, bit for bit', () => {
+    const rng = new Random(20261127);
+    let summarized = 0;
+    for (let round = 0; round < 400; round++) {
+      const b = randomBlock(rng);
+      const cell = encodeHourBlock(b);
+      const sm = hourBlockSummary(cell);
+      if (b.count < SUMMARY_MIN_POINTS) {
+        expect(sm).toBeUndefined();
+        continue;
+      }
+      expect(sm).toBeDefined();
+      summarized++;
+      const decoded = decodeHourBlock(cell);
+      const baseMs = (T0 + 3600 * rng.int(1000)) * 1000;
+      for (const name of Object.keys(SERVED)) {
+        const want = emptyPoints();
+        const read = appendRowBuckets(want, decoded, baseMs, baseMs, baseMs + HOUR - 1, HOUR, getAggregator(name));
+        const got = emptyPoints();
+        const use = summaryUseOf({ intervalMs: HOUR, fn: getAggregator(name) })!;
+        expect(appendHourSummary(got, sm!, baseMs, baseMs, baseMs + HOUR - 1, use)).toBe(read);
+        expect(bits(got), `${name} round ${round}`).toEqual(bits(want));
+      }
+    }
+    expect(summarized).toBeGreaterThan(40);
+  });
+
+  it('cells just below the threshold carry none, and at it one', () => {
+    const rng = new Random(5);
+    for (const n of [SUMMARY_MIN_POINTS - 1, SUMMARY_MIN_POINTS]) {
+      const b = randomBlock(rng);
+      b.count = Math.min(b.count, n);
+      if (b.count < n) continue;
+      expect(hourBlockSummary(encodeHourBlock(b)) !== undefined, String(n)).toBe(n >= SUMMARY_MIN_POINTS);
+    }
+  });
+});
+
+describe('hour summary in the scan', () => {
+  const open: Array<{ app: FastifyInstance; tsdb: Tsdb }> = [];
+  afterAll(async () => {
+    for (const o of open) {
+      await o.app.close();
+      await o.tsdb.close();
+    }
+  });
+
+  it('answers as downsampling every point does, taking the summary only for whole compressed hours', async () => {
+    const { tsdb, clock } = await openFixture({ saltBuckets: 4 }, (T0 + 3 * 3600) * 1000);
+    open.push({ app: await buildServer({ tsdb }), tsdb });
+    const rng = new Random(77);
+    const pts: IncomingPoint[] = [];
+    for (let h = 0; h < 5; h++) {
+      // 10 s series with gaps (about 250-360 points an hour: summaries), and one every 60 s (none).
+      const step = h === 4 ? 60_000 : 10_000;
+      for (let t = T0 * 1000; t < (T0 + 6 * 3600) * 1000; t += step) {
+        if (h !== 4 && rng.chance(0.2)) continue;
+        const v = h % 2 === 0 ? rng.int(1000) - 500 : Math.round(rng.next() * 10_000) / 100;
+        pts.push(pt('m', h === 1 ? t + rng.int(1000) : Math.floor(t / 1000), v, { host: `h${h}` }));
+      }
+    }
+    await tsdb.ingest.write(pts);
+    await tsdb.compactor.runOnce({ force: true }); // hours 0-2 compressed, the rest raw
+    clock.now = (T0 + 7 * 3600) * 1000;
+    // A late point in hour 1 of h0: that row has a raw cell beside its hour cell, so it is decoded.
+    await tsdb.ingest.write([pt('m', T0 + 3600 + 5, 12345, { host: 'h0' })]);
+    const metricUid = (await tsdb.metrics.getId('m'))!;
+    // [start, end, summaries]: the whole compressed hours (0-2) of the four dense series
+    // in the scan window (hour-aligned; for an end on an hour boundary it takes the next
+    // hour too), less h0's hour 1, which also holds a raw cell.
+    // The last one is a scan window that cuts hours 0 and 2: only hour 1 is whole.
+    const windows: Array<[number, number, number, boolean?]> = [
+      [T0 * 1000, (T0 + 6 * 3600) * 1000, 11],
+      [(T0 + 1800) * 1000, (T0 + 4 * 3600) * 1000 + 17, 11],
+      [(T0 + 3600) * 1000, (T0 + 2 * 3600) * 1000 - 1, 7],
+      [(T0 + 2 * 3600 + 5) * 1000, (T0 + 2 * 3600 + 600) * 1000, 4],
+      [T0 * 1000 + 1234, (T0 + 3 * 3600) * 1000 - 77, 3, true],
+    ];
+    let summaries = 0;
+    for (const fn of AGGREGATOR_NAMES.filter((n) => n !== 'none')) {
+      for (const [startMs, endMs, whole, direct] of windows) {
+        const ds = parseDownsample(`1h-${fn}`, { aggregators: new Set(AGGREGATOR_NAMES) });
+        const win = direct === true ? { startMs, endMs: endMs + 1 } : scanWindow(startMs, endMs, ds);
+        const preparer = new SeriesPreparer({ startMs, endMs, aggregator: 'sum', downsample: ds, scanStartMs: win.startMs, scanEndMs: win.endMs } as never);
+        const stats: ScanStats = { rows: 0, cells: 0, points: 0, buckets: 0, summaries: 0 };
+        const range = { metricUid, startMs: win.startMs, endMs: win.endMs - 1 };
+        const agg = getAggregator(fn);
+        const fused = await scanSeries(tsdb, { ...range, downsample: { intervalMs: ds.intervalMs, fn: agg } }, stats);
+        // The same function under another identity: no summary, every row decoded.
+        const decodedFn = { ...agg, runDouble: (v: Float64Array, a: number, b: number) => agg.runDouble(v, a, b) };
+        const decoded = await scanSeries(tsdb, { ...range, downsample: { intervalMs: ds.intervalMs, fn: decodedFn } });
+        const plain = await scanSeries(tsdb, range);
+        expect(fused.length).toBe(plain.length);
+        expect(decoded.length).toBe(plain.length);
+        for (let i = 0; i < plain.length; i++) {
+          const got = bits(preparer.prepareDownsampled(fused[i]!));
+          expect(got, `1h-${fn} [${startMs}, ${endMs}] ${i}`).toEqual(bits(preparer.prepareDownsampled(decoded[i]!)));
+          // downsample() over every point, for a scan window as queries make them.
+          if (direct !== true) expect(got, `1h-${fn} [${startMs}, ${endMs}] ${i}`).toEqual(bits(preparer.prepare(plain[i]!)));
+        }
+        expect(stats.summaries, `1h-${fn} [${startMs}, ${endMs}]`).toBe(fn in SERVED ? whole : 0);
+        summaries += stats.summaries;
+      }
+    }
+    expect(summaries).toBeGreaterThan(0);
+    // The query API says how many hour rows it answered from summaries.
+    const r = await open[0]!.app.inject({
+      method: 'POST', url: '/api/query',
+      payload: { start: T0, end: T0 + 6 * 3600, showSummary: true, queries: [{ metric: 'm', aggregator: 'sum', downsample: '1h-avg' }] },
+    });
+    expect(r.statusCode, r.body).toBe(200);
+    const body = JSON.parse(r.body) as Array<{ statsSummary?: { hourSummaries: number } }>;
+    expect(body.find((x) => x.statsSummary !== undefined)!.statsSummary!.hourSummaries).toBe(11);
+  });
+});
