@@ -8,16 +8,19 @@
  *          back, ids have the kind's width, no id has two names, each kind's counter is
  *          at least its largest id
  *   data   each row key decodes with the configured widths, its salt is right, its UIDs
- *          have names, every data cell decodes (mergeRowCells); rows of closed hours not
- *          yet compressed are counted (not a problem: the server compresses them)
+ *          have names, every data cell decodes (mergeRowCells), an hour cell's summary
+ *          agrees with its points; rows of closed hours not yet compressed are counted
+ *          (not a problem: the server compresses them)
  *
  * --fix: compresses closed hours (a forced sweep), recreates missing reverse mappings
  * (when the id has no other name) and raises lagging counters; then checks again and
  * reports what is left.
  */
 import { toHex, utf8 } from '../../core/api/bytes.js';
+import { checkHourSummary } from '../codec/hour-codec.js';
 import { needsCompaction } from '../compact/hour-compactor.js';
 import { mergeRowCells } from '../read/row-merge.js';
+import { HOUR_CELL_QUALIFIER_BYTE } from '../schema/qualifier.js';
 import { decodeRowKey } from '../schema/row-key.js';
 import { saltOfKey } from '../schema/salt.js';
 import { DATA_FAMILY } from '../tables.js';
@@ -181,6 +184,11 @@ export async function checkStore(tsdb: Tsdb): Promise<FsckResult> {
       }
       try {
         points += mergeRowCells(row.cells).count;
+        for (const c of row.cells) {
+          if (c.qualifier.length !== 1 || c.qualifier[0] !== HOUR_CELL_QUALIFIER_BYTE) continue;
+          const wrong = checkHourSummary(c.value);
+          if (wrong !== undefined) problem('data.bad_summary', true, `row ${rowHex}: ${wrong}`);
+        }
       } catch (err) {
         problem('data.bad_cell', true, `row ${rowHex}: ${(err as Error).message}`);
       }

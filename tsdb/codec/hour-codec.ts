@@ -147,6 +147,29 @@ export function hourBlockCount(bytes: Uint8Array): number {
   return readHeader(new BitReader(bytes)).count;
 }
 
+/**
+ * Decodes the cell and checks its summary against its points: a message naming what
+ * disagrees, or undefined when it agrees or there is none (fsck; queries trust it).
+ * Throws HourCodecError as decodeHourBlock does.
+ */
+export function checkHourSummary(bytes: Uint8Array): string | undefined {
+  const sm = hourBlockSummary(bytes);
+  if (sm === undefined) return undefined;
+  const b = decodeHourBlock(bytes);
+  let sum = 0;
+  let nonNaN = 0;
+  for (let i = 0; i < b.count; i++) {
+    const x = b.values[i]!;
+    if (x === x) {
+      sum += x;
+      nonNaN++;
+    }
+  }
+  if (nonNaN !== sm.nonNaN) return `hour summary counts ${sm.nonNaN} values that are not NaN, the points ${nonNaN}`;
+  if (!Object.is(sum, sm.sum)) return `hour summary sum ${sm.sum} differs from the points' ${sum}`;
+  return undefined;
+}
+
 /** Cheap: the count and the first offset (-1 when empty), without decoding the rest. */
 export function hourBlockInfo(bytes: Uint8Array): { count: number; firstOffsetMs: number } {
   const r = new BitReader(bytes);

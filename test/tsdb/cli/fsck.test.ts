@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { utf8 } from '../../../core/api/bytes.js';
+import { encodeHourBlock } from '../../../tsdb/codec/hour-codec.js';
 import { DATA_FAMILY } from '../../../tsdb/tables.js';
 import { UID_COUNTER_ROW, UID_FAMILY_ID, UID_FAMILY_NAME } from '../../../tsdb/uid/uid-kind.js';
 import { horae, readAll, tempDir, withTsdb } from './cli-helpers.js';
@@ -93,6 +94,23 @@ describe('horae fsck', () => {
     expect(r.code).toBe(1);
     expect(r.out).toMatch(/ERROR data\.bad_key: row key 010203 has 3 bytes/);
     expect(r.out).toMatch(/ERROR data\.bad_cell: row [0-9a-f]+: /);
+  });
+
+  it('names an hour cell whose summary disagrees with its points', async () => {
+    const n = 128;
+    const cell = encodeHourBlock({ count: n, offsetsMs: Int32Array.from({ length: n }, (_, i) => i * 10_000), values: new Float64Array(n).fill(0.25), isInt: new Uint8Array(n) });
+    expect(Array.from(cell.subarray(0, 12))).toEqual([0x11, 0x80, 0x01, 0x00, 0x40, 0x40, 0, 0, 0, 0, 0, 0]); // hdr, count, NaN count, sum 32
+    cell[11] = 1; // sum 32 + 1 ulp
+    await withTsdb(data, async (tsdb) => {
+      const [first] = await (async () => {
+        for await (const rows of tsdb.data.scan({ limit: 1 })) return rows;
+        return [];
+      })();
+      await tsdb.data.mutate([{ key: first!.key, mutations: [{ type: 'put', family: DATA_FAMILY, qualifier: Uint8Array.of(0x0c), value: cell }] }]);
+    });
+    const r = await fsck();
+    expect(r.code).toBe(1);
+    expect(r.out).toMatch(/ERROR data\.bad_summary: row [0-9a-f]+: hour summary sum 32\.00000000000001 differs from the points' 32/);
   });
 
   it('counts closed hours not yet compressed (no problem); --fix compresses them', async () => {
