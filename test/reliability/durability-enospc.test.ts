@@ -27,10 +27,14 @@ import { prng } from './helpers/dur-child.js';
 
 afterEach(killAllChildren);
 
-async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+/** Waits for `check`; on timeout the error carries `state()` (the server's and writers' state). */
+async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs: number, what: string, state?: () => Promise<string>): Promise<void> {
   const until = Date.now() + timeoutMs;
   while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > until) {
+      const seen = state === undefined ? '' : `; state: ${await state().catch((err: unknown) => String(err))}`;
+      throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${seen}`);
+    }
     await sleep(50);
   }
 }
@@ -57,6 +61,13 @@ async function loadedServer(seed: number) {
   return {
     child, counters, ledger,
     acks: () => counters.httpAcked + counters.telnetAcked,
+    /** What a timed-out wait reports: the store's and the server's stats, the writers' counters. */
+    async state(): Promise<string> {
+      const get = (path: string): Promise<string> => fetch(`${child.base}${path}`, { signal: AbortSignal.timeout(5000) })
+        .then((r) => r.text(), (err: unknown) => `${path}: ${String(err)}`);
+      const { telnetErrorLines, ...rest } = counters;
+      return `store ${await get('/api/stats/store')}; writers ${JSON.stringify({ ...rest, telnetErrorLines: telnetErrorLines.length })}`;
+    },
     setRule: (rule: string) => writeFileSync(control, rule),
     async finish() {
       stopped = true;
@@ -80,10 +91,10 @@ describe('disk full and I/O errors (child server)', () => {
     await waitFor(() => s.acks() > 2000, 20_000, 'load to start');
     const phase = async (rule: string, hit: () => boolean | Promise<boolean>, what: string): Promise<void> => {
       s.setRule(rule);
-      await waitFor(hit, 20_000, what);
+      await waitFor(hit, 20_000, what, s.state);
       const before = s.acks();
       s.setRule('unlimited');
-      await waitFor(() => s.acks() > before + 1000, 20_000, `writes to resume after ${what}`);
+      await waitFor(() => s.acks() > before + 1000, 20_000, `writes to resume after ${what}`, s.state);
     };
 
     // 1. The WAL cannot grow: every write fails with 503 + Retry-After, telnet gets error lines.
@@ -106,7 +117,7 @@ describe('disk full and I/O errors (child server)', () => {
     await phase('full MANIFEST', () => counters.http503Full > full503, 'manifest ENOSPC');
 
     // The store flushed again after all that.
-    await waitFor(async () => (await storeStats(s.child.base)).flushesDone > afterFlush.flushesDone, 20_000, 'a flush after the disk-full phases');
+    await waitFor(async () => (await storeStats(s.child.base)).flushesDone > afterFlush.flushesDone, 20_000, 'a flush after the disk-full phases', s.state);
 
     // 4. An fsync error: acknowledgements stop for good, even once the disk "heals"
     //    (fsyncgate: a retried fsync may lie) — until a restart.
