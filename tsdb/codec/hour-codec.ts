@@ -137,6 +137,34 @@ function readSummary(r: BitReader, count: number): HourSummary {
  * when the cell has none (fewer points than SUMMARY_MIN_POINTS, or an older encoder).
  */
 export function hourBlockSummary(bytes: Uint8Array): HourSummary | undefined {
+  // A summary read in place (a query reads one per hour row); anything else (no summary,
+  // another version, a long or bad varint, a short cell) takes the checked path, which
+  // throws as decoding would.
+  const h = bytes[0];
+  if (h !== undefined && h >> 4 === HOUR_FORMAT_VERSION && ((h >> 2) & 3) <= KIND_MIXED && (h & FLAG_SUMMARY) !== 0) {
+    // count: a uvarint of up to 3 bytes (< 2^21 points); nan: one byte (< 128).
+    let p = 1;
+    let count = -1;
+    for (let v = 0, shift = 0; shift < 21; shift += 7) {
+      const b = bytes[p++];
+      if (b === undefined) break;
+      v += (b & 0x7f) << shift;
+      if (b < 0x80) {
+        count = v;
+        break;
+      }
+    }
+    const nan = bytes[p++] ?? 0x80;
+    if (count > 0 && nan < 0x80 && nan <= count && p + 8 <= bytes.length) {
+      for (let k = 0; k < 8; k++) f64Bytes[LITTLE_ENDIAN ? 7 - k : k] = bytes[p + k]!;
+      return { count, nonNaN: count - nan, sum: f64[0]! };
+    }
+  }
+  return hourBlockSummaryChecked(bytes);
+}
+
+/** hourBlockSummary through the checked reader only (what its fast path must agree with). */
+export function hourBlockSummaryChecked(bytes: Uint8Array): HourSummary | undefined {
   const r = new BitReader(bytes);
   const { summary, count } = readHeader(r);
   return summary ? readSummary(r, count) : undefined;

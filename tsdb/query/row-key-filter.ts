@@ -96,7 +96,11 @@ export function planRowKeyFilter(widths: SchemaWidths, filters: readonly Resolve
 /** The key pattern after `head` bytes (salt, metric, base time of a row key; metric of a TSUID). */
 function keyPattern(w: SchemaWidths, entries: ReadonlyArray<{ tagk: Uint8Array; values: Uint8Array[] | undefined }>,
   explicit: boolean, head: number): string {
-  const skip = `(?:.{${w.tagk + w.tagv}})*`;
+  // Lazy: a whole-key match selects exactly the keys OpenTSDB's greedy `(?:.{6})*` does,
+  // but tries the fewest skipped pairs first, so a filtered tagk near the key's start (tags
+  // sort by UID: the oldest tagks come first) matches without backtracking over the whole
+  // key (a devops row key: 860 -> 280 ns a test with its latin1 conversion).
+  const skip = `(?:.{${w.tagk + w.tagv}})*?`;
   let p = `.{${head}}`;
   for (const e of entries) {
     if (!explicit) p += skip;

@@ -278,12 +278,13 @@ function sameTags(key: Uint8Array, head: number, tsuid: Uint8Array, metricWidth:
   return true;
 }
 
-/** A row's cells include an annotation (most rows have none: skip the parse). */
+/** The cell is a compressed hour cell (qualifier 0x0C). */
 function isHourCell(c: Cell): boolean {
   const q = c.qualifier;
   return q.length === 1 && q[0] === HOUR_CELL_QUALIFIER_BYTE;
 }
 
+/** A row's cells include an annotation (most rows have none: skip the parse). */
 function hasAnnotationCell(cells: readonly Cell[]): boolean {
   for (let i = 0; i < cells.length; i++) if (isAnnotationQualifier(cells[i]!.qualifier)) return true;
   return false;

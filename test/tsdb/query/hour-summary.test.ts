@@ -8,7 +8,7 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Random } from '../../../core/util/random.js';
-import { decodeHourBlock, encodeHourBlock, hourBlockSummary } from '../../../tsdb/codec/hour-codec.js';
+import { decodeHourBlock, encodeHourBlock, hourBlockSummary, hourBlockSummaryChecked } from '../../../tsdb/codec/hour-codec.js';
 import { SUMMARY_MIN_POINTS } from '../../../tsdb/codec/hour-format.js';
 import { AGGREGATOR_NAMES, getAggregator } from '../../../tsdb/query/aggregators.js';
 import { parseDownsample } from '../../../tsdb/query/downsample-spec.js';
@@ -78,6 +78,36 @@ describe('hour summary', () => {
       }
     }
     expect(summarized).toBeGreaterThan(40);
+  });
+
+  it('reads the summary in place exactly as the checked reader does, damaged cells included', () => {
+    const rng = new Random(31);
+    const outcome = (f: () => unknown): string => {
+      try {
+        return JSON.stringify(f(), (_k, v: unknown) => (typeof v === 'number' && !Number.isFinite(v) ? String(v) : v)) ?? 'undefined';
+      } catch (err) {
+        return `throws ${(err as Error).name}`;
+      }
+    };
+    let compared = 0;
+    for (let round = 0; round < 300; round++) {
+      const cell = encodeHourBlock(randomBlock(rng));
+      const variants = [cell, cell.subarray(0, rng.int(Math.min(cell.length, 16) + 1))];
+      for (let k = 0; k < 4; k++) {
+        const bad = cell.slice(0, Math.min(cell.length, 16));
+        bad[rng.int(bad.length)] = rng.int(256);
+        variants.push(bad);
+      }
+      // Long varints: a count of 2^21 points or more (one over the limit), a NaN count of 128 or more.
+      variants.push(Uint8Array.of(0x11, 0x80, 0x80, 0x80, 0x01, 0x00, 0x40, 0x40, 0, 0, 0, 0, 0, 0, 0));
+      variants.push(Uint8Array.of(0x11, 0x81, 0xdd, 0xdb, 0x01, 0x00, 0x40, 0x40, 0, 0, 0, 0, 0, 0, 0));
+      variants.push(Uint8Array.of(0x11, 0x81, 0x02, 0x80, 0x01, 0x40, 0x40, 0, 0, 0, 0, 0, 0, 0, 0));
+      for (const v of variants) {
+        expect(outcome(() => hourBlockSummary(v)), Buffer.from(v).toString('hex')).toBe(outcome(() => hourBlockSummaryChecked(v)));
+        compared++;
+      }
+    }
+    expect(compared).toBe(300 * 9);
   });
 
   it('cells just below the threshold carry none, and at it one', () => {
