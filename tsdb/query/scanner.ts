@@ -16,6 +16,7 @@ import { latin1, toHex } from '../../core/api/bytes.js';
 import type { Cell, Row, RowFilter } from '../../core/api/store.js';
 import { isAnnotationQualifier } from '../meta/annotations.js';
 import type { Annotation } from '../meta/annotations.js';
+import { pointCapacity } from '../codec/point-block.js';
 import type { PointBlock } from '../codec/point-block.js';
 import { TsdbError } from '../errors.js';
 import { hourBlockSummary } from '../codec/hour-codec.js';
@@ -60,6 +61,14 @@ export interface ScanRequest {
 }
 
 const HOUR_MS = 3_600_000;
+
+/**
+ * Decode space shared by every scan's rows: a row is decoded and copied out in one
+ * synchronous step (onRow), so no two rows ever need it at once. A block grown past this
+ * many points (a millisecond-dense hour) is not kept.
+ */
+const SCRATCH_MAX_POINTS = 1 << 16;
+let scratch: PointBlock | undefined;
 
 export interface QueryDeadline {
   readonly at: number;
@@ -167,7 +176,6 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
   if (ds !== undefined && !bucketsStayInRows(ds.intervalMs)) throw new RangeError(`rows cannot be downsampled one by one at ${ds.intervalMs} ms`);
   const summaryUse = summaryUseOf(ds);
   const remote = new Set<ScannedSeries>();
-  let block: PointBlock | undefined;
   /** One row read: decoded here, or sent to `worker` (≥ 0) to be decoded there. */
   const annotate = req.annotations;
   /**
@@ -204,7 +212,9 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
         return;
       }
     }
-    block = mergeRowCells(cells, block);
+    const block = mergeRowCells(cells, scratch);
+    // Kept for the next row and the next scan unless it grew past an ordinary hour's size.
+    scratch = pointCapacity(block) <= SCRATCH_MAX_POINTS ? block : undefined;
     if (block.count === 0 && !noted) return;
     const s = seriesOf(key, cur);
     if (noted) (s.annotations ??= []).push(...notes);
