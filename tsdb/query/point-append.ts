@@ -2,8 +2,11 @@
  * Growing a series' typed arrays row by row as a scan decodes it (scanner.ts on the main
  * thread, decode-worker.ts in a worker): rows of one series come in base-hour order.
  */
+import type { Cell } from '../../core/api/store.js';
+import { hourBlockSummary } from '../codec/hour-codec.js';
 import type { HourSummary } from '../codec/hour-codec.js';
 import type { PointBlock } from '../codec/point-block.js';
+import { HOUR_CELL_QUALIFIER_BYTE } from '../schema/qualifier.js';
 import type { Aggregator } from './aggregators.js';
 import { getAggregator, isAggregator } from './aggregators.js';
 import type { DownsampleSpec } from './downsample.js';
@@ -121,6 +124,18 @@ export function summaryUseOf(ds: RowDownsample | undefined): SummaryUse | undefi
   if (run === getAggregator('avg').runDouble) return 'avg';
   if (run === getAggregator('count').runDouble) return 'count';
   return undefined;
+}
+
+/**
+ * The summary that answers a row's hour bucket, or undefined when the row must be decoded:
+ * its one cell is an hour cell with a summary, and the whole hour [baseMs, baseMs + 1 h)
+ * is inside [startMs, endMs] (the scanner on the main thread and decode workers alike).
+ */
+export function rowSummary(cells: readonly Cell[], baseMs: number, startMs: number, endMs: number): HourSummary | undefined {
+  if (cells.length !== 1 || baseMs < startMs || baseMs + HOUR_MS - 1 > endMs) return undefined;
+  const c = cells[0]!;
+  const q = c.qualifier;
+  return q.length === 1 && q[0] === HOUR_CELL_QUALIFIER_BYTE ? hourBlockSummary(c.value) : undefined;
 }
 
 /**

@@ -19,12 +19,10 @@ import type { Annotation } from '../meta/annotations.js';
 import { pointCapacity } from '../codec/point-block.js';
 import type { PointBlock } from '../codec/point-block.js';
 import { TsdbError } from '../errors.js';
-import { hourBlockSummary } from '../codec/hour-codec.js';
 import { mergeRowCells } from '../read/row-merge.js';
-import { HOUR_CELL_QUALIFIER_BYTE } from '../schema/qualifier.js';
 import type { DecodeSession } from './decode-pool.js';
 import type { Aggregator } from './aggregators.js';
-import { appendHourSummary, appendRow, appendRowBuckets, bucketsStayInRows, summaryUseOf } from './point-append.js';
+import { appendHourSummary, appendRow, appendRowBuckets, bucketsStayInRows, rowSummary, summaryUseOf } from './point-append.js';
 import type { Points } from './series.js';
 import { baseTimeOfKey, metricScanRange } from '../schema/row-key.js';
 import { DATA_FAMILY } from '../tables.js';
@@ -59,8 +57,6 @@ export interface ScanRequest {
   /** Decode the buckets `workerOf` gives to a worker (≥ 0) there (decode-pool.ts). */
   readonly decode?: { readonly session: DecodeSession; workerOf(salt: number, buckets: number): number };
 }
-
-const HOUR_MS = 3_600_000;
 
 /**
  * Decode space shared by every scan's rows: a row is decoded and copied out in one
@@ -198,10 +194,10 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
       decode!.session.add(worker, indexOf.get(s)!, baseTimeOfKey(w, key) * 1000, cells);
       return;
     }
-    if (summaryUse !== undefined && cells.length === 1 && isHourCell(cells[0]!)) {
+    if (summaryUse !== undefined) {
       // An hour bucket of a whole hour cell with a summary: its bucket without decoding.
       const baseMs = baseTimeOfKey(w, key) * 1000;
-      const sm = baseMs >= req.startMs && baseMs + HOUR_MS - 1 <= req.endMs ? hourBlockSummary(cells[0]!.value) : undefined;
+      const sm = rowSummary(cells, baseMs, req.startMs, req.endMs);
       if (sm !== undefined) {
         const s = seriesOf(key, cur);
         if (req.rowKeys === true) (s.rowKeys ??= []).push(key);
@@ -258,6 +254,7 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
   let out = list;
   if (decode !== undefined) {
     for (const r of await decode.session.finish()) {
+      if (stats !== undefined) stats.summaries += r.summaries;
       const s = list[r.index]!;
       s.count = r.raw;
       s.prepared = r.points;
@@ -286,12 +283,6 @@ function sameTags(key: Uint8Array, head: number, tsuid: Uint8Array, metricWidth:
   if (tsuid.length - metricWidth !== n) return false;
   for (let i = n - 1; i >= 0; i--) if (key[head + i] !== tsuid[metricWidth + i]) return false;
   return true;
-}
-
-/** The cell is a compressed hour cell (qualifier 0x0C). */
-function isHourCell(c: Cell): boolean {
-  const q = c.qualifier;
-  return q.length === 1 && q[0] === HOUR_CELL_QUALIFIER_BYTE;
 }
 
 /** A row's cells include an annotation (most rows have none: skip the parse). */

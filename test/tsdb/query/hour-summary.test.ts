@@ -8,9 +8,11 @@
 import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Random } from '../../../core/util/random.js';
+import type { TsdbConfig } from '../../../tsdb/config.js';
 import { decodeHourBlock, encodeHourBlock, hourBlockSummary, hourBlockSummaryChecked } from '../../../tsdb/codec/hour-codec.js';
 import { SUMMARY_MIN_POINTS } from '../../../tsdb/codec/hour-format.js';
 import { AGGREGATOR_NAMES, getAggregator } from '../../../tsdb/query/aggregators.js';
+import { DecodePool } from '../../../tsdb/query/decode-pool.js';
 import { parseDownsample } from '../../../tsdb/query/downsample-spec.js';
 import { SeriesPreparer, scanWindow } from '../../../tsdb/query/pipeline.js';
 import { appendHourSummary, appendRowBuckets, summaryUseOf } from '../../../tsdb/query/point-append.js';
@@ -123,16 +125,61 @@ describe('hour summary', () => {
 
 describe('hour summary in the scan', () => {
   const open: Array<{ app: FastifyInstance; tsdb: Tsdb }> = [];
+  const pool = new DecodePool(2);
   afterAll(async () => {
     for (const o of open) {
       await o.app.close();
       await o.tsdb.close();
     }
+    await pool.close();
+  });
+
+  /** A store with 5 hours of 10 s points for 3 hosts, hours 0-2 compressed; decoded here or by workers. */
+  async function loaded(config: Partial<TsdbConfig>): Promise<FastifyInstance> {
+    const { tsdb, clock } = await openFixture({ saltBuckets: 4, ...config }, (T0 + 3 * 3600) * 1000, config.queryDecodeThreads === 0 ? {} : { decodePool: pool });
+    const app = await buildServer({ tsdb });
+    open.push({ app, tsdb });
+    const rng = new Random(9);
+    const pts: IncomingPoint[] = [];
+    for (let h = 0; h < 3; h++) {
+      for (let t = T0; t < T0 + 5 * 3600; t += 10) pts.push(pt('m', t, h === 1 ? rng.int(100) : Math.round(rng.next() * 1e4) / 100, { host: `h${h}` }));
+    }
+    await tsdb.ingest.write(pts);
+    await tsdb.compactor.runOnce({ force: true });
+    clock.now = (T0 + 6 * 3600) * 1000;
+    return app;
+  }
+
+  it('decode workers read summaries too, and answer as the main thread does', async () => {
+    const serial = await loaded({ queryDecodeThreads: 0 });
+    const parallel = await loaded({ queryDecodeThreads: 2, queryParallelMinRows: 0 });
+    const sent = pool.rowsSent;
+    for (const q of [
+      { aggregator: 'sum', downsample: '1h-avg' },
+      { aggregator: 'none', downsample: '1h-sum' },
+      { aggregator: 'max', downsample: '1h-count', filters: [{ type: 'wildcard', tagk: 'host', filter: '*', groupBy: true }] },
+      { aggregator: 'sum', downsample: '1h-max' },
+    ]) {
+      const body = { start: T0, end: T0 + 5 * 3600, showSummary: true, queries: [{ metric: 'm', ...q }] };
+      const [a, b] = await Promise.all([serial, parallel].map((app) => app.inject({ method: 'POST', url: '/api/query', payload: body })));
+      expect(a!.statusCode, a!.body).toBe(200);
+      const parse = (text: string): { series: unknown[]; hourSummaries: number } => {
+        const all = JSON.parse(text) as Array<{ statsSummary?: { hourSummaries: number } }>;
+        return { series: all.filter((x) => x.statsSummary === undefined), hourSummaries: all.find((x) => x.statsSummary !== undefined)!.statsSummary!.hourSummaries };
+      };
+      const [sa, sb] = [parse(a!.body), parse(b!.body)];
+      expect(sb.series, JSON.stringify(q)).toEqual(sa.series);
+      // Hours 0-2 of 3 series are whole compressed hours; a max has no summary.
+      expect(sa.hourSummaries, JSON.stringify(q)).toBe(q.downsample === '1h-max' ? 0 : 9);
+      expect(sb.hourSummaries, JSON.stringify(q)).toBe(sa.hourSummaries);
+    }
+    expect(pool.rowsSent).toBeGreaterThan(sent);
   });
 
   it('answers as downsampling every point does, taking the summary only for whole compressed hours', async () => {
-    const { tsdb, clock } = await openFixture({ saltBuckets: 4 }, (T0 + 3 * 3600) * 1000);
-    open.push({ app: await buildServer({ tsdb }), tsdb });
+    const { tsdb, clock } = await openFixture({ saltBuckets: 4, queryDecodeThreads: 0 }, (T0 + 3 * 3600) * 1000);
+    const app = await buildServer({ tsdb });
+    open.push({ app, tsdb });
     const rng = new Random(77);
     const pts: IncomingPoint[] = [];
     for (let h = 0; h < 5; h++) {
@@ -189,7 +236,7 @@ describe('hour summary in the scan', () => {
     }
     expect(summaries).toBeGreaterThan(0);
     // The query API says how many hour rows it answered from summaries.
-    const r = await open[0]!.app.inject({
+    const r = await app.inject({
       method: 'POST', url: '/api/query',
       payload: { start: T0, end: T0 + 6 * 3600, showSummary: true, queries: [{ metric: 'm', aggregator: 'sum', downsample: '1h-avg' }] },
     });
