@@ -31,3 +31,28 @@ export async function openFixture(config: Partial<TsdbConfig> = {}, startMs = Da
 export function pt(metric: string, timestamp: number, value: number, tags: Record<string, string> = { host: 'a' }, isInt = Number.isInteger(value)): IncomingPoint {
   return { metric, timestamp, value, isInt, tags: Object.entries(tags) };
 }
+
+/** What a test file opened: servers with their stores, and decode pools or the like. */
+export interface Opened {
+  /** Keeps an app and its store for closeAll; returns the app. */
+  add<A extends { close(): Promise<unknown> }>(app: A, tsdb: Tsdb): A;
+  /** Closes every app, then its store, then the extras given at creation (afterAll). */
+  closeAll(): Promise<void>;
+}
+
+export function openedServers(...extras: Array<{ close(): Promise<unknown> }>): Opened {
+  const open: Array<{ app: { close(): Promise<unknown> }; tsdb: Tsdb }> = [];
+  return {
+    add(app, tsdb) {
+      open.push({ app, tsdb });
+      return app;
+    },
+    async closeAll() {
+      for (const o of open.splice(0)) {
+        await o.app.close();
+        await o.tsdb.close();
+      }
+      for (const e of extras) await e.close();
+    },
+  };
+}

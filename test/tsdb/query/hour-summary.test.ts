@@ -20,10 +20,9 @@ import { scanSeries } from '../../../tsdb/query/scanner.js';
 import type { ScanStats } from '../../../tsdb/query/scanner.js';
 import type { Points } from '../../../tsdb/query/series.js';
 import { buildServer } from '../../../tsdb/server/build-server.js';
-import type { Tsdb } from '../../../tsdb/tsdb.js';
 import type { IncomingPoint } from '../../../tsdb/write/data-point.js';
 import { randomBlock } from '../codec/codec-data.js';
-import { openFixture, pt } from '../helpers/tsdb-fixture.js';
+import { openFixture, openedServers, pt } from '../helpers/tsdb-fixture.js';
 
 const HOUR = 3_600_000;
 const T0 = 1356998400;
@@ -124,21 +123,14 @@ describe('hour summary', () => {
 });
 
 describe('hour summary in the scan', () => {
-  const open: Array<{ app: FastifyInstance; tsdb: Tsdb }> = [];
   const pool = new DecodePool(2);
-  afterAll(async () => {
-    for (const o of open) {
-      await o.app.close();
-      await o.tsdb.close();
-    }
-    await pool.close();
-  });
+  const opened = openedServers(pool);
+  afterAll(() => opened.closeAll());
 
   /** A store with 5 hours of 10 s points for 3 hosts, hours 0-2 compressed; decoded here or by workers. */
   async function loaded(config: Partial<TsdbConfig>): Promise<FastifyInstance> {
     const { tsdb, clock } = await openFixture({ saltBuckets: 4, ...config }, (T0 + 3 * 3600) * 1000, config.queryDecodeThreads === 0 ? {} : { decodePool: pool });
-    const app = await buildServer({ tsdb });
-    open.push({ app, tsdb });
+    const app = opened.add(await buildServer({ tsdb }), tsdb);
     const rng = new Random(9);
     const pts: IncomingPoint[] = [];
     for (let h = 0; h < 3; h++) {
@@ -178,8 +170,7 @@ describe('hour summary in the scan', () => {
 
   it('answers as downsampling every point does, taking the summary only for whole compressed hours', async () => {
     const { tsdb, clock } = await openFixture({ saltBuckets: 4, queryDecodeThreads: 0 }, (T0 + 3 * 3600) * 1000);
-    const app = await buildServer({ tsdb });
-    open.push({ app, tsdb });
+    const app = opened.add(await buildServer({ tsdb }), tsdb);
     const rng = new Random(77);
     const pts: IncomingPoint[] = [];
     for (let h = 0; h < 5; h++) {

@@ -12,27 +12,19 @@ import { buildServer } from '../../../tsdb/server/build-server.js';
 import type { Tsdb } from '../../../tsdb/tsdb.js';
 import { DecodePool } from '../../../tsdb/query/decode-pool.js';
 import { CONFORMANCE_CASES, caseBodies, putOk as put, queryRaw as query } from '../helpers/http-cases.js';
-import { openFixture } from '../helpers/tsdb-fixture.js';
+import { openFixture, openedServers } from '../helpers/tsdb-fixture.js';
 
 const SERIAL: Partial<TsdbConfig> = { queryDecodeThreads: 0 };
 const PARALLEL: Partial<TsdbConfig> = { queryDecodeThreads: 2, queryParallelMinRows: 0 };
-const open: Array<{ app: FastifyInstance; tsdb: Tsdb }> = [];
 // One pool of two decode workers shared by every parallel store of this file.
 const pool = new DecodePool(2);
+const opened = openedServers(pool);
 
-afterAll(async () => {
-  for (const o of open) {
-    await o.app.close();
-    await o.tsdb.close();
-  }
-  await pool.close();
-});
+afterAll(() => opened.closeAll());
 
 async function server(config: Partial<TsdbConfig>, nowMs: number): Promise<{ app: FastifyInstance; tsdb: Tsdb }> {
   const { tsdb } = await openFixture({ saltBuckets: 8, ...config }, nowMs, config.queryDecodeThreads === 0 ? {} : { decodePool: pool });
-  const o = { app: await buildServer({ tsdb }), tsdb };
-  open.push(o);
-  return o;
+  return { app: opened.add(await buildServer({ tsdb }), tsdb), tsdb };
 }
 
 describe('parallel query decoding', () => {
