@@ -34,9 +34,32 @@ function writeF64(w: BitWriter, v: number): void {
   for (let k = 0; k < 8; k++) w.writeU8(f64Bytes[LITTLE_ENDIAN ? 7 - k : k]!);
 }
 
-function readF64(r: BitReader): number {
-  for (let k = 0; k < 8; k++) f64Bytes[LITTLE_ENDIAN ? 7 - k : k] = r.readU8();
+/** The float64 whose big-endian bytes are bytes[p, p + 8) (REQUIRES: they exist). */
+function f64At(bytes: Uint8Array, p: number): number {
+  for (let k = 0; k < 8; k++) f64Bytes[LITTLE_ENDIAN ? 7 - k : k] = bytes[p + k]!;
   return f64[0]!;
+}
+
+function readF64(r: BitReader): number {
+  const p = r.pos;
+  if (p + 8 > r.end) r.fail('truncated');
+  r.pos = p + 8;
+  return f64At(r.buf, p);
+}
+
+/**
+ * values[0, n) as a summary adds them (aggregators.ts sumD): NaN skipped and counted, the
+ * rest added in time order from 0.
+ */
+function sumValues(values: Float64Array, n: number): { sum: number; nan: number } {
+  let sum = 0;
+  let nan = 0;
+  for (let i = 0; i < n; i++) {
+    const x = values[i]!;
+    if (x === x) sum += x;
+    else nan++;
+  }
+  return { sum, nan };
 }
 
 /**
@@ -80,15 +103,7 @@ export function encodeHourBlock(b: PointBlock): Uint8Array {
   w.writeUvarint(n);
   if (n === 0) return w.finish();
   if (summary) {
-    // As aggregators.ts sums (sumD): NaN skipped, the rest added in time order from 0.
-    const v = b.values;
-    let sum = 0;
-    let nan = 0;
-    for (let i = 0; i < n; i++) {
-      const x = v[i]!;
-      if (x === x) sum += x;
-      else nan++;
-    }
+    const { sum, nan } = sumValues(b.values, n);
     w.writeUvarint(nan);
     writeF64(w, sum);
   }
@@ -155,10 +170,7 @@ export function hourBlockSummary(bytes: Uint8Array): HourSummary | undefined {
       }
     }
     const nan = bytes[p++] ?? 0x80;
-    if (count > 0 && nan < 0x80 && nan <= count && p + 8 <= bytes.length) {
-      for (let k = 0; k < 8; k++) f64Bytes[LITTLE_ENDIAN ? 7 - k : k] = bytes[p + k]!;
-      return { count, nonNaN: count - nan, sum: f64[0]! };
-    }
+    if (count > 0 && nan < 0x80 && nan <= count && p + 8 <= bytes.length) return { count, nonNaN: count - nan, sum: f64At(bytes, p) };
   }
   return hourBlockSummaryChecked(bytes);
 }
@@ -184,15 +196,8 @@ export function checkHourSummary(bytes: Uint8Array): string | undefined {
   const sm = hourBlockSummary(bytes);
   if (sm === undefined) return undefined;
   const b = decodeHourBlock(bytes);
-  let sum = 0;
-  let nonNaN = 0;
-  for (let i = 0; i < b.count; i++) {
-    const x = b.values[i]!;
-    if (x === x) {
-      sum += x;
-      nonNaN++;
-    }
-  }
+  const { sum, nan } = sumValues(b.values, b.count);
+  const nonNaN = b.count - nan;
   if (nonNaN !== sm.nonNaN) return `hour summary counts ${sm.nonNaN} values that are not NaN, the points ${nonNaN}`;
   if (!Object.is(sum, sm.sum)) return `hour summary sum ${sm.sum} differs from the points' ${sum}`;
   return undefined;
