@@ -129,6 +129,9 @@ export class ErrorFileSystem implements FileSystem {
   private rules: RuleState[] = [];
   private callCounts = zeroCounts();
   private injectedCounts = zeroCounts();
+  /** Calls checked since construction (not reset): beforeCall counts from it. */
+  private totalCalls = 0;
+  private trigger: { at: number; fn: () => void } | undefined;
 
   constructor(inner: FileSystem) {
     this.inner = inner;
@@ -163,6 +166,16 @@ export class ErrorFileSystem implements FileSystem {
     return n;
   }
 
+  /**
+   * Runs `fn` synchronously just before the `n`th call from now (n >= 1) is counted and
+   * checked, so a rule `fn` injects already applies to that call. Crash tests use it for a
+   * power loss between two precise operations. One at a time: a later call replaces it.
+   */
+  beforeCall(n: number, fn: () => void): void {
+    if (!Number.isInteger(n) || n < 1) throw new RangeError(`beforeCall: n must be an integer >= 1, got ${n}`);
+    this.trigger = { at: this.totalCalls + n, fn };
+  }
+
   /** Zeroes the call and injection counters. */
   resetCounters(): void {
     this.callCounts = zeroCounts();
@@ -171,6 +184,11 @@ export class ErrorFileSystem implements FileSystem {
 
   /** @internal Counts the call and throws when a rule fires. */
   check(op: FsOpKind, ...paths: string[]): void {
+    if (++this.totalCalls === this.trigger?.at) {
+      const { fn } = this.trigger;
+      this.trigger = undefined;
+      fn();
+    }
     this.callCounts[op]++;
     for (const r of this.rules) {
       if (!r.matches(op, paths)) continue;

@@ -367,7 +367,10 @@ export class Engine {
   // ---------------------------------------------------------------------------------
   // Writes
 
-  /** REQUIRES: rows validated. Resolves when applied, acknowledged and visible. */
+  /**
+   * REQUIRES: rows validated. Resolves when applied, acknowledged and visible; rejects when
+   * the store failed before this write or an earlier one was acknowledged.
+   */
   async write(t: TableState, rows: readonly RowMutation[], opts: WriteOptions | undefined, lockedRow?: Uint8Array): Promise<void> {
     this.checkWritable();
     if (rows.length === 0) return;
@@ -411,6 +414,12 @@ export class Engine {
     }
     this.seqs.complete(inflight);
     await this.seqs.waitVisible(batch.lastSeq);
+    if (this.seqs.visibleSeq < batch.lastSeq) {
+      // The store failed before an earlier write was acknowledged (this one may have gone
+      // to a newer log): it will not become visible, and whether it survives is unknown.
+      this.checkWritable();
+      throw new StoreError('STORE_IO', `store ${this.dir}: a write failed before this one was acknowledged`);
+    }
   }
 
   private checkWritable(): void {

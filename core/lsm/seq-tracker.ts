@@ -11,6 +11,8 @@ export class SeqTracker {
   private readonly inflight: { last: number; done: boolean }[] = [];
   private head = 0;
   private waiters: { seq: number; resolve: () => void }[] = [];
+  /** Set by releaseWaiters: the read point will not move again, so nobody waits for it. */
+  private released = false;
   /** Read snapshots in use: seq → number of reads holding it. */
   private readonly held = new Map<number, number>();
 
@@ -47,8 +49,13 @@ export class SeqTracker {
     }
   }
 
-  /** Resolves every waiter now (the store failed: the read point will not move again). */
+  /**
+   * The store failed: the read point will not move again. Resolves every waiter now, and
+   * every later waitVisible at once (a write the log acknowledges after an earlier one
+   * failed must not wait for it); they find their seq still above visibleSeq.
+   */
   releaseWaiters(): void {
+    this.released = true;
     for (const x of this.waiters.splice(0)) x.resolve();
   }
 
@@ -86,9 +93,9 @@ export class SeqTracker {
     return n;
   }
 
-  /** Resolves once seq is visible. */
+  /** Resolves once seq is visible, or at once after releaseWaiters (seq then stays above visibleSeq). */
   waitVisible(seq: number): Promise<void> {
-    if (seq <= this.visibleSeq) return Promise.resolve();
+    if (seq <= this.visibleSeq || this.released) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push({ seq, resolve }));
   }
 }

@@ -1,9 +1,11 @@
 /**
  * Power-loss simulation (leveldb fault_injection_test): the engine runs on the in-memory
  * file system while concurrent writers (synced and buffered), flushes, compactions and
- * splits run; at a random moment the file system drops every unsynced byte (or keeps a
- * random prefix of it) and undoes unsynced directory changes, and the old engine is cut off
- * from the disk as a dead process would be. Reopening must succeed, and:
+ * splits run; at a random moment (a timer, or just before a random file-system call) the
+ * file system drops every unsynced byte (or keeps a random prefix of it) and undoes
+ * unsynced directory changes, and the old engine is cut off from the disk as a dead
+ * process would be. Every write in flight must then settle (fail or succeed, never hang).
+ * Reopening must succeed, and:
  *   - every write acknowledged with durability 'sync' is there, with its value;
  *   - every delete acknowledged with 'sync' is still in effect;
  *   - nothing is invented: every cell read back was written by some attempted write.
@@ -43,7 +45,10 @@ async function readAll(store: Store): Promise<Map<string, string>> {
   return out;
 }
 
-async function crashRun(seed: number, mode: CrashMode): Promise<void> {
+/** When the power goes: after a random delay, or just before a random file-system call. */
+type Trigger = 'timer' | 'call';
+
+async function crashRun(seed: number, mode: CrashMode, trigger: Trigger): Promise<void> {
   const r = new Random(seed);
   const mem = new MemFileSystem();
   const ledger: Ledger = { acked: new Map(), deleted: new Set(), attempted: new Map() };
@@ -93,12 +98,29 @@ async function crashRun(seed: number, mode: CrashMode): Promise<void> {
         }
       }
     })();
-    await new Promise((res) => setTimeout(res, 40 + r.int(120)));
     // Power loss: the disk forgets what was not synced; the process is gone.
-    mem.crash({ mode, random: () => r.next() });
-    proc.inject({ ops: [...FS_OP_KINDS], code: 'EIO' });
-    stop = true;
-    await Promise.all([...writers, flusher]);
+    let crashed = false;
+    const crash = (): void => {
+      if (crashed) return;
+      crashed = true;
+      mem.crash({ mode, random: () => r.next() });
+      proc.inject({ ops: [...FS_OP_KINDS], code: 'EIO' });
+      stop = true;
+    };
+    if (trigger === 'call') {
+      proc.beforeCall(1 + r.int(3000), crash);
+      for (let waited = 0; !crashed && waited < 3000; waited += 5) await new Promise((res) => setTimeout(res, 5));
+    } else {
+      await new Promise((res) => setTimeout(res, 40 + r.int(120)));
+    }
+    crash();
+    let timer: NodeJS.Timeout | undefined;
+    const settled = await Promise.race([
+      Promise.all([...writers, flusher]).then(() => true),
+      new Promise<false>((res) => (timer = setTimeout(() => res(false), 5000))),
+    ]);
+    clearTimeout(timer);
+    expect(settled, `seed ${seed} round ${round}: every write and flush in flight settles after the crash`).toBe(true);
   }
   const store = await openEmbeddedStore({ ...OPTS, fs: new ErrorFileSystem(mem) });
   try {
@@ -122,7 +144,12 @@ describe('crash recovery (simulated power loss)', () => {
   for (const mode of ['drop-unsynced', 'random-prefix'] as const) {
     for (const seed of seeds(mode.length * 31, 8)) {
       it(`${mode}, seed ${seed}`, async () => {
-        await crashRun(seed, mode);
+        await crashRun(seed, mode, 'timer');
+      });
+    }
+    for (const seed of seeds(mode.length * 37, 6)) {
+      it(`${mode}, crash before a random call, seed ${seed}`, async () => {
+        await crashRun(seed, mode, 'call');
       });
     }
   }

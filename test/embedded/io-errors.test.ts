@@ -10,6 +10,7 @@ import { ErrorFileSystem } from '../../core/fs/error-fs.js';
 import { fromUtf8, utf8 } from '../../core/api/bytes.js';
 import { isStoreError } from '../../core/api/errors.js';
 import type { Table } from '../../core/api/store.js';
+import type { FileSystem, WritableFile } from '../../core/fs/fs.js';
 
 const put = (t: Table, k: string, v: string) =>
   t.mutate([{ key: utf8(k), mutations: [{ type: 'put', family: 'f', qualifier: utf8('q'), value: utf8(v) }] }]);
@@ -18,6 +19,59 @@ async function values(t: Table, keys: string[]): Promise<(string | null)[]> {
   const rows = await t.get(keys.map(utf8));
   return rows.map((r) => (r === undefined ? null : fromUtf8(r.cells[0]!.value)));
 }
+
+/** A gate on one file's appends or syncs: calls wait until it opens (or fail with EIO). */
+interface Gate {
+  readonly op: 'append' | 'sync';
+  readonly path: string;
+  /** Resolves once a call has reached the gate. */
+  readonly reached: Promise<void>;
+  open(): void;
+  fail(): void;
+}
+
+/** `inner` with its writable files' appends and syncs held at the gates armed by `hold`. */
+function gatedFs(inner: FileSystem): { fs: FileSystem; hold(op: Gate['op'], path: string): Gate } {
+  const gates: Gate[] = [];
+  const pass = async (op: Gate['op'], path: string): Promise<void> => {
+    const g = gates.find((x) => x.op === op && x.path === path);
+    if (g !== undefined) await (g as Gate & { wait(): Promise<void> }).wait();
+  };
+  const wrap = (f: WritableFile, path: string): WritableFile => ({
+    get path() { return f.path; },
+    get size() { return f.size; },
+    append: async (d) => { await pass('append', path); return f.append(d); },
+    sync: async () => { await pass('sync', path); return f.sync(); },
+    close: () => f.close(),
+  });
+  const fs = new Proxy(inner, {
+    get(target, prop) {
+      if (prop === 'openAppend') return async (path: string, opts?: { readonly truncate?: boolean }) => wrap(await target.openAppend(path, opts), path);
+      const v: unknown = Reflect.get(target, prop);
+      return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(target) : v;
+    },
+  });
+  const hold = (op: Gate['op'], path: string): Gate => {
+    let release!: (fail: boolean) => void;
+    const opened = new Promise<boolean>((res) => (release = res));
+    let reachedNow!: () => void;
+    const reached = new Promise<void>((res) => (reachedNow = res));
+    const g = {
+      op, path, reached,
+      open: () => release(false),
+      fail: () => release(true),
+      wait: async () => {
+        reachedNow();
+        if (await opened) throw Object.assign(new Error(`EIO: i/o error (gate), ${op} '${path}'`), { code: 'EIO' });
+      },
+    };
+    gates.push(g);
+    return g;
+  };
+  return { fs, hold };
+}
+
+const logsIn = async (mem: MemFileSystem): Promise<string[]> => (await mem.list('/db')).filter((n) => n.endsWith('.log')).sort().map((n) => `/db/${n}`);
 
 describe('embedded engine under I/O errors', () => {
   for (const [op, code, storeCode] of [['append', 'EIO', 'STORE_IO'], ['sync', 'EIO', 'STORE_IO']] as const) {
@@ -136,5 +190,44 @@ describe('embedded engine under I/O errors', () => {
     expect(s.files).toBeGreaterThan(0);
     expect(await values(t, ['k000', 'k199', 'during'])).toEqual(['v0', 'v199', 'x']);
     await store.close();
+  });
+
+  it('a write acknowledged on a new log after an earlier write failed on the old one settles, with the failure, instead of waiting forever for the read point', async () => {
+    const mem = new MemFileSystem();
+    const { fs, hold } = gatedFs(mem);
+    // A log of 1 byte: every write starts a new one.
+    const store = await openEmbeddedStore({ dir: '/db', fs, maintenanceIntervalMs: 0, walFileBytes: 1 });
+    const t = await store.createTable({ name: 't', families: [{ name: 'f' }] });
+    const [oldLog] = await logsIn(mem);
+    const oldSync = hold('sync', oldLog!);
+    // A (synced) waits for the old log's fsync; meanwhile the store moves to a new log.
+    const a = put(t, 'a', '1').then(() => undefined, (e: unknown) => e);
+    await oldSync.reached;
+    let logs = await logsIn(mem);
+    for (let i = 0; i < 100 && logs.length < 2; i++) {
+      await new Promise((r) => setImmediate(r));
+      logs = await logsIn(mem);
+    }
+    expect(logs.length, 'the store started a new log').toBe(2);
+    for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+    const newAppend = hold('append', logs[1]!);
+    // B (buffered) goes to the new log; its write is held until A has failed.
+    const b = t.mutate([{ key: utf8('b'), mutations: [{ type: 'put', family: 'f', qualifier: utf8('q'), value: utf8('2') }] }], { durability: 'buffered' })
+      .then(() => 'ok', (e: unknown) => e);
+    await newAppend.reached;
+    oldSync.fail();
+    const errA = await a;
+    expect(isStoreError(errA, 'STORE_IO'), String(errA)).toBe(true);
+    newAppend.open();
+    // B's log acknowledged it, but the read point can never pass A: B must settle, not hang.
+    const settled = await Promise.race([b, new Promise((r) => setTimeout(() => r('still waiting'), 2000))]);
+    expect(isStoreError(settled, 'STORE_IO'), String(settled)).toBe(true);
+    await store.close().catch(() => undefined);
+    // A reopen recovers (what survives of A and B is not promised: both were told they failed).
+    const reopened = await openEmbeddedStore({ dir: '/db', fs: mem, maintenanceIntervalMs: 0 });
+    const t2 = await reopened.openTable('t');
+    await put(t2, 'c', '3');
+    expect(await values(t2, ['c'])).toEqual(['3']);
+    await reopened.close();
   });
 });

@@ -119,4 +119,24 @@ describe('ErrorFileSystem', () => {
     expect(await efs.exists('/d/existing')).toBe(false);
     expect(efs.injected()).toBe(0);
   });
+
+  it('beforeCall runs its function just before the nth call, and a rule it injects fails that call', async () => {
+    const { efs } = await setup();
+    await efs.list('/d'); // calls before beforeCall do not count
+    const seen: string[] = [];
+    efs.beforeCall(3, () => {
+      seen.push(`fired after ${efs.calls()} calls`);
+      efs.inject({ ops: ['read', 'list'], code: 'EIO' });
+    });
+    await efs.list('/d');
+    await efs.readFile('/d/existing');
+    expect(seen).toEqual([]);
+    const err = await efs.readFile('/d/existing').then(() => undefined, (e: unknown) => e as NodeJS.ErrnoException);
+    expect(seen).toEqual(['fired after 3 calls']);
+    expect(err?.code).toBe('EIO');
+    // It fires once.
+    await efs.list('/d').catch(() => undefined);
+    expect(seen.length).toBe(1);
+    expect(() => efs.beforeCall(0, () => undefined)).toThrow(RangeError);
+  });
 });
