@@ -7,6 +7,11 @@
  * Written as UTF-8 bytes into one growing buffer, without an object per point.
  */
 
+import { writePlainDouble } from './format-double.js';
+
+/** Bytes writePlainDouble may write: a sign, "0.00", 17 digits. */
+const MAX_PLAIN_DOUBLE_BYTES = 24;
+
 /** The points of one output series: ms timestamps and values, with per-point kinds. */
 export interface OutputPoints {
   readonly count: number;
@@ -70,8 +75,8 @@ function writeDps(w: JsonBytes, p: OutputPoints, opts: FormatOptions, keys: DpsK
   w.ascii(opts.arrays ? '[' : '{');
   const nanAsNull = p.nanAsNull === true;
   for (let i = 0; i < p.count; i++) {
-    w.ascii(keys.get(i, p.ts[i]!, opts));
-    w.ascii(formatValue(p.values[i]!, p.isInt[i] === 1, nanAsNull));
+    w.bytes(keys.get(i, p.ts[i]!, opts));
+    w.value(p.values[i]!, p.isInt[i] === 1, nanAsNull);
     if (opts.arrays) w.ascii(']');
   }
   w.ascii(opts.arrays ? ']' : '}');
@@ -84,11 +89,12 @@ function writeDps(w: JsonBytes, p: OutputPoints, opts: FormatOptions, keys: DpsK
  */
 class DpsKeys {
   private ts: number[] = [];
-  private text: string[] = [];
+  private text: Uint8Array[] = [];
   private arrays = false;
   private ms = false;
 
-  get(i: number, tsMs: number, opts: FormatOptions): string {
+  /** The text as ASCII bytes. */
+  get(i: number, tsMs: number, opts: FormatOptions): Uint8Array {
     if (opts.arrays !== this.arrays || opts.msResolution !== this.ms) {
       this.ts = [];
       this.text = [];
@@ -98,7 +104,7 @@ class DpsKeys {
     if (this.ts[i] === tsMs) return this.text[i]!;
     const t = opts.msResolution ? tsMs : Math.floor(tsMs / 1000);
     const sep = i === 0 ? '' : ',';
-    const k = opts.arrays ? `${sep}[${t},` : `${sep}"${t}":`;
+    const k = Buffer.from(opts.arrays ? `${sep}[${t},` : `${sep}"${t}":`, 'latin1');
     this.ts[i] = tsMs;
     this.text[i] = k;
     return k;
@@ -134,6 +140,28 @@ class JsonBytes {
     let o = this.len;
     for (let k = 0; k < s.length; k++) b[o++] = s.charCodeAt(k);
     this.len = o;
+  }
+
+  /** Bytes as they are (short runs: a loop beats a native copy). */
+  bytes(b: Uint8Array): void {
+    this.ensure(b.length);
+    const out = this.buf;
+    let o = this.len;
+    for (let k = 0; k < b.length; k++) out[o++] = b[k]!;
+    this.len = o;
+  }
+
+  /** One point's value, as formatValue prints it (doubles of the plain range written directly). */
+  value(v: number, isInt: boolean, nanAsNull: boolean): void {
+    if (!isInt) {
+      this.ensure(MAX_PLAIN_DOUBLE_BYTES);
+      const o = writePlainDouble(this.buf, this.len, v);
+      if (o >= 0) {
+        this.len = o;
+        return;
+      }
+    }
+    this.ascii(formatValue(v, isInt, nanAsNull));
   }
 
   /** Any string, as UTF-8. */
