@@ -171,19 +171,6 @@ export function putWords(line: Uint8Array): string[] {
   return splitWords(decodeLine(line)).slice(1);
 }
 
-/** Words of the raw line b[start, end), at most `max` counted (cheap arity checks without decoding). */
-export function countWords(b: Uint8Array, max: number, start = 0, end = b.length): number {
-  let n = 0;
-  let inWord = false;
-  for (let i = start; i < end && n < max; i++) {
-    const c = b[i];
-    const space = c === 0x20 || c === 0x09 || c === CR;
-    if (!space && !inWord) n++;
-    inWord = !space;
-  }
-  return n;
-}
-
 /** UTF-8 if the bytes are valid UTF-8, else latin1 (one char per byte, nothing replaced). */
 export function decodeLine(bytes: Uint8Array): string {
   const buf = Buffer.isBuffer(bytes) ? bytes : Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);

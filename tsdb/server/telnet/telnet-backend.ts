@@ -105,9 +105,11 @@ export interface TelnetBackend {
   /**
    * Writes a batch of `put` lines (PutLines: byte ranges of the received chunks; not
    * decoded — `putWords(batch.line(i))` in line-splitter.ts gives the words after `put`
-   * — and, with `parsePool`, points its workers parsed); the session has already checked
-   * that there are at least 4 words after `put` (metric, timestamp, value, one tag). The chunks are never modified by the session,
-   * and it keeps no reference to them once the returned promise settles.
+   * — and, with `parsePool`, points its workers parsed). A line may have fewer than the
+   * 4 words after `put` a point needs (metric, timestamp, value, one tag): the backend
+   * answers it `put: illegal argument: not enough arguments (need least 4, got N)`. The
+   * chunks are never modified by the session, and it keeps no reference to them once the
+   * returned promise settles.
    *
    * Resolves with one reply line per failed entry, in input order, without a trailing
    * newline — e.g. `put: illegal argument: ...`, `put: invalid value: ...`,

@@ -26,7 +26,7 @@
  */
 import type { Socket } from 'node:net';
 import type { Authenticator, Role } from '../auth.js';
-import { LineSplitter, countWords, splitWords } from './line-splitter.js';
+import { LineSplitter, splitWords } from './line-splitter.js';
 import type { LineSink } from './line-splitter.js';
 import type { ParseStream } from './parse-pool.js';
 import type { ParsedChunk } from './parsed-chunk.js';
@@ -383,17 +383,14 @@ export class TelnetSession {
     this.shutdownAfterWorker = false;
   }
 
-  /** A line starting with `put` and a blank: buf[start, end), not decoded. */
+  /**
+   * A line starting with `put` and a blank: buf[start, end), not decoded. It joins the
+   * open batch even when it lacks arguments: the backend answers it in its place (one
+   * scan of the line fewer for every good one).
+   */
   private onPutLine(buf: Buffer, start: number, end: number): void {
     this.stats.lines++;
     if (this.role !== 'write' && !this.mayRun(undefined)) return;
-    // OpenTSDB counts the words after "put": `put` alone says "got 0" (its docs say 1).
-    const words = countWords(buf, 5, start, end);
-    if (words < 5) {
-      this.stats.putErrors++;
-      this.newSlot(true, false, [`put: illegal argument: not enough arguments (need least 4, got ${words - 1})`], true);
-      return;
-    }
     this.addPut(buf, start, end);
   }
 
