@@ -620,8 +620,17 @@ export class Engine {
         if (mem.maxSeq > r.flushedSeq) r.flushedSeq = mem.maxSeq;
         this.counters.flushesDone++;
         this.releaseStalled();
-        await this.saveManifest();
-        this.pendingOutputs.delete(number);
+        try {
+          await this.saveManifest();
+        } catch {
+          // The flush is installed but not recorded (saveManifest's handler noted the error
+          // and paused or stopped writes). Stop here: flushRegions (the no-space recovery,
+          // flushAll) sees a region with memstores queued and no loop, and fails; the
+          // recovery retries later and restarts this loop.
+          return;
+        } finally {
+          this.pendingOutputs.delete(number);
+        }
         await this.deleteObsoleteWals();
       }
     } finally {
@@ -688,7 +697,10 @@ export class Engine {
       const busy = regions.filter((r) => !r.retired && (r.flushing || r.immutables.length > 0));
       if (busy.length === 0) break;
       if (this.fatal !== undefined) throw this.fatal;
-      if (regions.some((r, i) => r.flushFailures > failures[i]!)) {
+      // A flush failed (its loop retries it later), or a loop stopped with memstores still
+      // queued (the manifest recording its last flush could not be written). Either way,
+      // waiting here would not end.
+      if (regions.some((r, i) => r.flushFailures > failures[i]!) || busy.some((r) => !r.flushing)) {
         throw new StoreError('STORE_NO_SPACE', `store ${this.dir}: flush failed: ${this.counters.lastBackgroundError ?? 'unknown error'}`, { retryable: true });
       }
       await sleep(2);

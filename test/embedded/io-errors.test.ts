@@ -3,7 +3,7 @@
  * rejects, nothing more is acknowledged) while reads go on; a flush that runs out of space
  * is retried and succeeds once space returns; a reopen recovers every acknowledged write.
  */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { openEmbeddedStore } from '../../core/embedded/embedded-store.js';
 import { MemFileSystem } from '../../core/fs/mem-fs.js';
 import { ErrorFileSystem } from '../../core/fs/error-fs.js';
@@ -11,6 +11,8 @@ import { fromUtf8, utf8 } from '../../core/api/bytes.js';
 import { isStoreError } from '../../core/api/errors.js';
 import type { Table } from '../../core/api/store.js';
 import type { FileSystem, WritableFile } from '../../core/fs/fs.js';
+import { sstName } from '../../core/lsm/filenames.js';
+import { readManifest } from '../../core/lsm/manifest.js';
 
 const put = (t: Table, k: string, v: string) =>
   t.mutate([{ key: utf8(k), mutations: [{ type: 'put', family: 'f', qualifier: utf8('q'), value: utf8(v) }] }]);
@@ -162,6 +164,54 @@ describe('embedded engine under I/O errors', () => {
     const reopened = await openEmbeddedStore({ dir: '/db', fs: mem, maintenanceIntervalMs: 0 });
     // Every acknowledged write survives a power loss after the recovery.
     const rows = await (await reopened.openTable('t')).get([...acked, 'last'].map(utf8));
+    expect(rows.filter((r) => r === undefined)).toHaveLength(0);
+    await reopened.close();
+  });
+
+  it('a manifest out of space while a region has several memstores queued for flush: writes resume once space is back', async () => {
+    const mem = new MemFileSystem();
+    const efs = new ErrorFileSystem(mem);
+    const store = await openEmbeddedStore({ dir: '/db', fs: efs, maintenanceIntervalMs: 0, memstoreFlushBytes: 1024 });
+    const t = await store.createTable({ name: 't', families: [{ name: 'f' }] });
+    const value = 'x'.repeat(300);
+    const acked: string[] = [];
+    let stop = false;
+    let n = 0;
+    // Eight writers fill memstores faster than one flush at a time empties them.
+    const writer = async (): Promise<void> => {
+      while (!stop) {
+        const key = `k${String(n++).padStart(5, '0')}`;
+        await put(t, key, value).then(() => acked.push(key), async (e: unknown) => {
+          expect(isStoreError(e, 'STORE_NO_SPACE'), String(e)).toBe(true);
+          await new Promise((r) => setTimeout(r, 5));
+        });
+      }
+    };
+    const writers = Array.from({ length: 8 }, () => writer());
+    await vi.waitFor(() => expect(store.engine.counters.flushesDone).toBeGreaterThan(2));
+    const full = efs.inject({ ops: 'append', path: 'MANIFEST', code: 'ENOSPC' });
+    await vi.waitFor(() => expect(full.fired).toBeGreaterThan(0));
+    await new Promise((r) => setTimeout(r, 100));
+    full.remove();
+    // Space is back: the recovery flushes every queued memstore, records them, and writes
+    // are accepted again.
+    const before = acked.length;
+    await vi.waitFor(() => expect(acked.length).toBeGreaterThan(before + 100), { timeout: 5000 });
+    stop = true;
+    await Promise.all(writers);
+    expect((await store.stats()).writeFailure).toBeUndefined();
+    expect(store.engine.counters.noSpaceRecoveries).toBeGreaterThan(0);
+    // Once compacted away, every file is deleted: also those whose flush was installed when
+    // the manifest could not be written.
+    await t.compact({ major: true });
+    await vi.waitFor(async () => {
+      const recorded = (await readManifest(mem, '/db'))!.files.map((f) => sstName(f.number)).sort();
+      expect((await mem.list('/db')).filter((f) => f.endsWith('.sst')).sort()).toEqual(recorded);
+    });
+    await store.close();
+    mem.crash();
+    const reopened = await openEmbeddedStore({ dir: '/db', fs: mem, maintenanceIntervalMs: 0 });
+    const rows = await (await reopened.openTable('t')).get(acked.map(utf8));
     expect(rows.filter((r) => r === undefined)).toHaveLength(0);
     await reopened.close();
   });
