@@ -75,7 +75,7 @@ function writeDps(w: JsonBytes, p: OutputPoints, opts: FormatOptions, keys: DpsK
   w.ascii(opts.arrays ? '[' : '{');
   const nanAsNull = p.nanAsNull === true;
   for (let i = 0; i < p.count; i++) {
-    w.bytes(keys.get(i, p.ts[i]!, opts));
+    keys.write(w, i, p.ts[i]!, opts);
     w.value(p.values[i]!, p.isInt[i] === 1, nanAsNull);
     if (opts.arrays) w.ascii(']');
   }
@@ -85,29 +85,36 @@ function writeDps(w: JsonBytes, p: OutputPoints, opts: FormatOptions, keys: DpsK
 /**
  * The text before each point's value (`,"<ts>":` or `,[<ts>,`), by position. Output series
  * of one query mostly share their timestamps (downsampled buckets), so the text of the
- * previous series at the same position is reused when the timestamp is the same.
+ * previous series at the same position is copied from where it was written in the output
+ * when the timestamp is the same.
  */
 class DpsKeys {
   private ts: number[] = [];
-  private text: Uint8Array[] = [];
+  /** Where position i's text was last written in the output, and its length. */
+  private at: number[] = [];
+  private len: number[] = [];
   private arrays = false;
   private ms = false;
 
-  /** The text as ASCII bytes. */
-  get(i: number, tsMs: number, opts: FormatOptions): Uint8Array {
+  write(w: JsonBytes, i: number, tsMs: number, opts: FormatOptions): void {
     if (opts.arrays !== this.arrays || opts.msResolution !== this.ms) {
       this.ts = [];
-      this.text = [];
+      this.at = [];
+      this.len = [];
       this.arrays = opts.arrays;
       this.ms = opts.msResolution;
     }
-    if (this.ts[i] === tsMs) return this.text[i]!;
+    if (this.ts[i] === tsMs) {
+      w.copyWritten(this.at[i]!, this.len[i]!);
+      return;
+    }
     const t = opts.msResolution ? tsMs : Math.floor(tsMs / 1000);
     const sep = i === 0 ? '' : ',';
-    const k = Buffer.from(opts.arrays ? `${sep}[${t},` : `${sep}"${t}":`, 'latin1');
+    const k = opts.arrays ? `${sep}[${t},` : `${sep}"${t}":`;
     this.ts[i] = tsMs;
-    this.text[i] = k;
-    return k;
+    this.at[i] = w.length;
+    this.len[i] = k.length;
+    w.ascii(k);
   }
 }
 
@@ -142,12 +149,17 @@ class JsonBytes {
     this.len = o;
   }
 
-  /** Bytes as they are (short runs: a loop beats a native copy). */
-  bytes(b: Uint8Array): void {
-    this.ensure(b.length);
-    const out = this.buf;
+  /** Bytes written so far. */
+  get length(): number {
+    return this.len;
+  }
+
+  /** Appends a copy of bytes [from, from + n) written before (short runs: a loop beats a native copy). */
+  copyWritten(from: number, n: number): void {
+    this.ensure(n);
+    const b = this.buf;
     let o = this.len;
-    for (let k = 0; k < b.length; k++) out[o++] = b[k]!;
+    for (let k = from; k < from + n; k++) b[o++] = b[k]!;
     this.len = o;
   }
 
