@@ -46,7 +46,8 @@ export interface Child {
 
 export function tempDir(prefix: string): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+  // Retries: a killed child may still be closing files in the directory for a moment.
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }) };
 }
 
 /** Starts `horae serve --port 0` on `dataDir` and resolves once it listens. */
