@@ -54,13 +54,18 @@ export class SeriesIndex {
   /**
    * TSUIDs of `metricUid` whose key matches `pattern` (a key regex over the TSUID, read as
    * latin1: `^(?:pattern)$`, flag `s`, as the store evaluates keyRegex), in order, at most
-   * `limit`. From the in-memory copy when caching, else a filtered scan of the index.
+   * `limit`. From the in-memory copy when caching (with `test`, the pattern's byte form,
+   * when given: RowKeyFilterPlan.seriesTest), else a filtered scan of the index.
    */
-  async matching(metricUid: Uint8Array, pattern: string, limit: number, signal?: AbortSignal): Promise<Uint8Array[]> {
+  async matching(metricUid: Uint8Array, pattern: string, limit: number, signal?: AbortSignal, test?: (tsuid: Uint8Array) => boolean): Promise<Uint8Array[]> {
     if (this.cache === undefined) return this.tsuids(metricUid, limit, signal, { kind: 'keyRegex', pattern });
     const m = await this.metricSeries(metricUid, signal);
-    const re = new RegExp(`^(?:${pattern})$`, 's');
     const out: Uint8Array[] = [];
+    if (test !== undefined) {
+      for (let i = 0; i < m.tsuids.length && out.length < limit; i++) if (test(m.tsuids[i]!)) out.push(m.tsuids[i]!);
+      return out;
+    }
+    const re = new RegExp(`^(?:${pattern})$`, 's');
     for (let i = 0; i < m.keys.length && out.length < limit; i++) if (re.test(m.keys[i]!)) out.push(m.tsuids[i]!);
     return out;
   }

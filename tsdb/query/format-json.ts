@@ -9,6 +9,13 @@
 
 import { writePlainDouble } from './format-double.js';
 
+const COMMA = 44;
+const QUOTE = 34;
+const COLON = 58;
+const OPEN_BRACKET = 91;
+const MINUS = 45;
+const ZERO = 48;
+
 /** Bytes writePlainDouble may write: a sign, "0.00", 17 digits. */
 const MAX_PLAIN_DOUBLE_BYTES = 24;
 
@@ -109,12 +116,21 @@ class DpsKeys {
       return;
     }
     const t = opts.msResolution ? tsMs : Math.floor(tsMs / 1000);
-    const sep = i === 0 ? '' : ',';
-    const k = opts.arrays ? `${sep}[${t},` : `${sep}"${t}":`;
+    const at = w.length;
+    if (i > 0) w.byte(COMMA);
+    if (opts.arrays) {
+      w.byte(OPEN_BRACKET);
+      w.integer(t);
+      w.byte(COMMA);
+    } else {
+      w.byte(QUOTE);
+      w.integer(t);
+      w.byte(QUOTE);
+      w.byte(COLON);
+    }
     this.ts[i] = tsMs;
-    this.at[i] = w.length;
-    this.len[i] = k.length;
-    w.ascii(k);
+    this.at[i] = at;
+    this.len[i] = w.length - at;
   }
 }
 
@@ -147,6 +163,38 @@ class JsonBytes {
     let o = this.len;
     for (let k = 0; k < s.length; k++) b[o++] = s.charCodeAt(k);
     this.len = o;
+  }
+
+  /** One ASCII byte. */
+  byte(c: number): void {
+    this.ensure(1);
+    this.buf[this.len++] = c;
+  }
+
+  /** An integer as String(n) prints it (safe integers: digits, a sign when negative). */
+  integer(n: number): void {
+    if (!Number.isSafeInteger(n)) {
+      this.ascii(String(n));
+      return;
+    }
+    this.ensure(17);
+    const b = this.buf;
+    let o = this.len;
+    let x = n;
+    if (x < 0) {
+      b[o++] = MINUS;
+      x = -x;
+    }
+    let digits = 1;
+    for (let p = 10; p <= x && digits < 16; p *= 10) digits++;
+    o += digits;
+    this.len = o;
+    while (x >= 10) {
+      const q = Math.floor(x / 10);
+      b[--o] = ZERO + (x - q * 10);
+      x = q;
+    }
+    b[--o] = ZERO + x;
   }
 
   /** Bytes written so far. */

@@ -40,6 +40,11 @@ export interface RowKeyFilterPlan {
   readonly keyRegex: string | undefined;
   /** The same pattern over a TSUID (metric UID then tag pairs: a series-index key). */
   readonly seriesRegex: string | undefined;
+  /**
+   * seriesRegex as a byte test (true exactly for the TSUIDs it matches), for callers that
+   * hold the TSUIDs in memory: no pattern to compile per query, no string per key.
+   */
+  readonly seriesTest: ((tsuid: Uint8Array) => boolean) | undefined;
   /** Filters still to check against each new series' tag names. */
   readonly postScan: readonly TagFilter[];
   /** Tagk UIDs to group by, sorted and distinct. */
@@ -90,7 +95,8 @@ export function planRowKeyFilter(widths: SchemaWidths, filters: readonly Resolve
   const narrowed = entries.length > 0 || explicit;
   const keyRegex = narrowed ? keyPattern(widths, entries, explicit, widths.saltWidth + widths.metric + 4) : undefined;
   const seriesRegex = narrowed ? keyPattern(widths, entries, explicit, widths.metric) : undefined;
-  return { keyRegex, seriesRegex, postScan, groupBy };
+  const seriesTest = narrowed ? seriesMatcher(widths, entries, explicit) : undefined;
+  return { keyRegex, seriesRegex, seriesTest, postScan, groupBy };
 }
 
 /** The key pattern after `head` bytes (salt, metric, base time of a row key; metric of a TSUID). */
@@ -109,6 +115,46 @@ function keyPattern(w: SchemaWidths, entries: ReadonlyArray<{ tagk: Uint8Array; 
   }
   if (!explicit) p += skip;
   return p;
+}
+
+/**
+ * keyPattern over a TSUID, as a byte test. The pattern matches the whole key: the metric,
+ * then whole tag pairs in which the entries' pairs appear in order (each the entry's tagk
+ * and one of its values, or any value), with any pairs between and around them unless
+ * `explicit` (then exactly the entries' pairs). Taking each entry at the first pair that
+ * satisfies it decides whether such a subsequence exists, as the pattern's backtracking
+ * does.
+ */
+function seriesMatcher(w: SchemaWidths, entries: ReadonlyArray<{ tagk: Uint8Array; values: Uint8Array[] | undefined }>,
+  explicit: boolean): (tsuid: Uint8Array) => boolean {
+  const kw = w.tagk;
+  const pw = w.tagk + w.tagv;
+  const head = w.metric;
+  const n = entries.length;
+  const pairOk = (t: Uint8Array, o: number, e: { tagk: Uint8Array; values: Uint8Array[] | undefined }): boolean => {
+    if (!bytesAt(t, o, e.tagk)) return false;
+    if (e.values === undefined) return true;
+    for (const v of e.values) if (bytesAt(t, o + kw, v)) return true;
+    return false;
+  };
+  return (t) => {
+    const len = t.length;
+    if (len < head || (len - head) % pw !== 0) return false;
+    if (explicit) {
+      if ((len - head) / pw !== n) return false;
+      for (let j = 0, o = head; j < n; j++, o += pw) if (!pairOk(t, o, entries[j]!)) return false;
+      return true;
+    }
+    let j = 0;
+    for (let o = head; o < len && j < n; o += pw) if (pairOk(t, o, entries[j]!)) j++;
+    return j === n;
+  };
+}
+
+/** True when b occurs in t at offset o. */
+function bytesAt(t: Uint8Array, o: number, b: Uint8Array): boolean {
+  for (let i = 0; i < b.length; i++) if (t[o + i] !== b[i]) return false;
+  return true;
 }
 
 /**

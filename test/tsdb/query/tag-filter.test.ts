@@ -15,6 +15,8 @@ import {
 } from '../../../tsdb/query/tag-filter.js';
 import type { TagFilter } from '../../../tsdb/query/tag-filter.js';
 import type { SchemaWidths } from '../../../tsdb/schema/widths.js';
+import { Random } from '../../../core/util/random.js';
+import { compareBytes, toHex } from '../../../core/api/bytes.js';
 
 function errorOf(fn: () => unknown): string {
   try {
@@ -228,5 +230,36 @@ describe('row-key filter (§3.4)', () => {
     expect(t).toBe('.{7}(?:\\x00\\x00\\x01\\x00\\x00\\x02)');
     expect(matches(t, key([[HOST, u(0, 0, 2)]]))).toBe(true);
     expect(matches(t, key([[HOST, u(0, 0, 2)], [DC, u(0, 0, 1)]]))).toBe(false);
+  });
+  it('seriesTest answers exactly as seriesRegex does, on random TSUIDs and filters', () => {
+    // Small UID alphabets so keys often share tagks and values; widths of 1 and 2 bytes
+    // too; lengths that are not whole pairs; keys with pairs out of order or repeated.
+    for (const w of [W, { metric: 1, tagk: 1, tagv: 2, saltWidth: 0, saltBuckets: 1 }, { metric: 2, tagk: 2, tagv: 1, saltWidth: 1, saltBuckets: 4 }] as SchemaWidths[]) {
+      const r = new Random(4242 + w.metric);
+      const uid = (n: number): Uint8Array => Uint8Array.from({ length: n }, (_, i) => (i === n - 1 ? r.int(5) : r.chance(0.1) ? 0x5c : 0));
+      let matched = 0;
+      for (let round = 0; round < 300; round++) {
+        const tagks = [...new Map(Array.from({ length: 1 + r.int(3) }, () => uid(w.tagk)).map((k) => [toHex(k), k])).values()];
+        const filters = tagks.map((k) => {
+          const literal = r.chance(0.6);
+          const f = literal ? createTagFilter('literal_or', 'host', 'a|b') : createTagFilter('wildcard', 'host', '*');
+          return resolved(f, k, literal ? Array.from({ length: 1 + r.int(2) }, () => uid(w.tagv)) : undefined);
+        });
+        const explicit = r.chance(0.3);
+        const plan = planRowKeyFilter(w, filters, { explicitTags: explicit });
+        const re = new RegExp(`^(?:${plan.seriesRegex!})$`, 's');
+        for (let k = 0; k < 40; k++) {
+          const pairs = Array.from({ length: r.int(5) }, () => [...(r.chance(0.7) ? tagks[r.int(tagks.length)]! : uid(w.tagk)), ...uid(w.tagv)]);
+          if (!r.chance(0.3)) pairs.sort((a, b) => compareBytes(Uint8Array.from(a), Uint8Array.from(b)));
+          const bytes = [...uid(w.metric), ...pairs.flat()];
+          if (r.chance(0.05)) bytes.push(r.int(256)); // not whole pairs
+          const tsuid = Uint8Array.from(bytes);
+          const want = re.test(Buffer.from(tsuid).toString('latin1'));
+          expect(plan.seriesTest!(tsuid), `${plan.seriesRegex} on ${toHex(tsuid)}`).toBe(want);
+          if (want) matched++;
+        }
+      }
+      expect(matched).toBeGreaterThan(500); // both answers are exercised
+    }
   });
 });

@@ -61,7 +61,9 @@ describe('query JSON', () => {
         const ts = new Float64Array(count);
         const values = new Float64Array(count);
         const isInt = new Uint8Array(count);
-        let t = 1356998400000 + rng.int(1000) * (shared ? 0 : 1);
+        // Timestamps around every digit count (written as digits, not via String).
+        const starts = [1356998400000, -125_000, 0, 9_000, 99_990_000, 999_999_999_000, 9_007_199_254_000_000];
+        let t = (shared ? starts[round % starts.length]! : starts[rng.int(starts.length)]!) + rng.int(1000) * (shared ? 0 : 1);
         for (let i = 0; i < count; i++) {
           t += shared ? 60_000 : 1 + rng.int(100_000);
           ts[i] = t;
