@@ -9,13 +9,17 @@
  *   npx tsc -p tsconfig.build.json   (in each checkout: dist/tsdb/main.js)
  *   npx tsx bench/query-ab.ts --data-dir <dir> --builds old=/a/dist/tsdb/main.js,new=dist/tsdb/main.js
  *        [--queries q1,q2,q2-host,q3,q4] [--runs 40] [--warmup 10] [--out bench/results]
+ *        [--conc-rounds 10 --conc 16 --conc-seconds 4]
  *
  * Each build serves a copy of the data directory (`npm start`'s entry point with --port
  * and --data-dir, on loopback). Per query: `warmup` requests per build, then `runs`
  * rounds of one request per build, the order flipped every round. Client time from
  * request to last body byte; server CPU per request from /proc/<pid>/stat (10 ms ticks,
  * summed over the runs). Every answer must be 200 and the builds' bodies must be equal
- * (after the first run), or the run stops. The dataset is bench/devops-data.ts's at full
+ * (after the first run), or the run stops. With --conc-rounds R: then q1 under load as
+ * query-bench measures it (the host rotating over all hosts, `conc` requests in flight for
+ * `conc-seconds`), R rounds of one burst per build, the order flipped every round:
+ * requests/s and server CPU per request, medians over the rounds. The dataset is bench/devops-data.ts's at full
  * size (the one query-bench loads by default).
  * Results: bench/results/query-ab-<commit>.json (or --out DIR).
  */
@@ -27,7 +31,7 @@ import { devopsOptions } from './devops-data.js';
 import { environment, median, printHeader } from './harness.js';
 import type { ChildProcess } from 'node:child_process';
 import { procCpuSeconds, spawnLogged, stopProcess, waitPort } from './peers/proc.js';
-import { HttpClient } from './query/http-client.js';
+import { HttpClient, loadFor } from './query/http-client.js';
 import { QUERY_IDS, q1, querySet } from './query/queries.js';
 import type { BenchQuery, QueryId } from './query/queries.js';
 
@@ -38,6 +42,9 @@ const { values: args } = parseArgs({
     queries: { type: 'string', default: QUERY_IDS.join(',') },
     runs: { type: 'string', default: '40' },
     warmup: { type: 'string', default: '10' },
+    'conc-rounds': { type: 'string', default: '0' },
+    conc: { type: 'string', default: '16' },
+    'conc-seconds': { type: 'string', default: '4' },
     out: { type: 'string', default: 'bench/results' },
   },
 });
@@ -109,6 +116,8 @@ async function main(): Promise<void> {
       results.push(row);
       console.log(`${id.padEnd(8)} ${row.builds.map((b) => `${b.name}: median ${b.medianMs} ms, min ${b.minMs}, CPU ${b.serverCpuMsPerQuery} ms/q`).join(' | ')}`);
     }
+    const rounds = Number(args['conc-rounds']);
+    if (rounds > 0) results.push(await underLoad(builds, o, rounds, Number(args.conc), Number(args['conc-seconds'])));
   } finally {
     for (const b of builds) {
       b.client?.close();
@@ -120,6 +129,43 @@ async function main(): Promise<void> {
   const file = path.join(args.out, `query-ab-${String(env['commit'])}.json`);
   writeFileSync(file, `${JSON.stringify({ header, results }, null, 1)}\n`);
   console.log(`wrote ${file}`);
+}
+
+/** q1 under load (see the file header): rounds of one burst per build, interleaved. */
+async function underLoad(builds: readonly Build[], o: ReturnType<typeof devopsOptions>, rounds: number, conc: number, seconds: number): Promise<Record<string, unknown>> {
+  const qs = Array.from({ length: o.hosts }, (_, h) => q1(o, { vmBuckets: 'opentsdb' }, h).horae);
+  const clients = builds.map((b) => new HttpClient('127.0.0.1', b.port, conc));
+  const perRound: { name: string; round: number; requestsPerSec: number; serverCpuMsPerRequest: number; errors: number }[] = [];
+  try {
+    for (let i = 0; i < builds.length; i++) for (const q of qs) await clients[i]!.request(q);
+    for (let r = 0; r < rounds; r++) {
+      const order = builds.map((_, i) => (r % 2 === 0 ? i : builds.length - 1 - i));
+      for (const i of order) {
+        const b = builds[i]!;
+        const c0 = procCpuSeconds(b.proc!.pid!);
+        const res = await loadFor(clients[i]!, conc, seconds, (k) => qs[k % qs.length]!);
+        const cpu = procCpuSeconds(b.proc!.pid!) - c0;
+        if (res.errors > 0) throw new Error(`q1 under load on ${b.name}: ${res.errors} errors (${res.firstError})`);
+        perRound.push({ name: b.name, round: r, requestsPerSec: Math.round(res.requestsPerSec), serverCpuMsPerRequest: Math.round((cpu * 1e6) / res.requests) / 1000, errors: res.errors });
+      }
+    }
+  } finally {
+    for (const c of clients) c.close();
+  }
+  const row = {
+    query: 'q1-load', title: `q1 rotating over ${o.hosts} hosts, ${conc} in flight, ${rounds} rounds of ${seconds} s`,
+    builds: builds.map((b) => {
+      const mine = perRound.filter((x) => x.name === b.name);
+      return {
+        name: b.name,
+        medianRequestsPerSec: median(mine.map((x) => x.requestsPerSec)),
+        medianServerCpuMsPerRequest: median(mine.map((x) => x.serverCpuMsPerRequest)),
+        rounds: mine.map((x) => [x.requestsPerSec, x.serverCpuMsPerRequest]),
+      };
+    }),
+  };
+  console.log(`q1-load  ${row.builds.map((b) => `${b.name}: ${b.medianRequestsPerSec} req/s, ${b.medianServerCpuMsPerRequest} CPU-ms/req`).join(' | ')}`);
+  return row;
 }
 
 const round = (x: number): number => Math.round(x * 100) / 100;
