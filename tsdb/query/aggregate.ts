@@ -43,6 +43,10 @@ export interface AggregateOptions {
 export function aggregate(inputs: readonly Points[], agg: Aggregator, o: AggregateOptions): OutSeries {
   const K = inputs.length;
   const rate = o.rate;
+  if (K === 1 && !rate) {
+    const one = aggregateOneDoubleSeries(inputs[0]!, agg, o);
+    if (one !== undefined) return one;
+  }
   const interp = agg.interpolation;
   // Per series: its arrays, g[i] = index of its next point (the current one is g[i] − 1).
   let cap = 0;
@@ -181,6 +185,35 @@ export function aggregate(inputs: readonly Points[], agg: Aggregator, o: Aggrega
       if (r === Infinity || r === -Infinity) throw new TsdbError('TSDB_ILLEGAL_DATA', `Got Infinity: ${r} aggregating with ${agg.name} at ${x}`);
       out.values[k] = r;
     }
+    k++;
+  }
+  out.count = k;
+  return trimmed(out);
+}
+
+/**
+ * aggregate() of a group of one series without rate whose points are all doubles (a
+ * group by a tag every series has its own value of, as a dashboard's per-host chart asks):
+ * the steps are the series' own timestamps, where its value is exact, and a double is
+ * current at every step, so every output is runDouble of that one value. Undefined when a
+ * point is an integer (the look-ahead typing rule then needs the general loop).
+ */
+function aggregateOneDoubleSeries(p: Points, agg: Aggregator, o: AggregateOptions): OutSeries | undefined {
+  const n = p.count;
+  const isInt = p.isInt;
+  for (let i = 0; i < n; i++) if (isInt[i] === 1) return undefined;
+  const ts = p.ts;
+  const from = lowerBound(ts, n, o.emitFrom);
+  const out = allocPoints(lowerBound(ts, n, o.emitTo + 1) - from);
+  const last = Math.min(o.endMs, o.emitTo);
+  let k = 0;
+  for (let c = from; c < n; c++) {
+    const x = ts[c]!;
+    if (x > last) break;
+    const r = agg.runDouble(p.values, c, c + 1);
+    if (r === Infinity || r === -Infinity) throw new TsdbError('TSDB_ILLEGAL_DATA', `Got Infinity: ${r} aggregating with ${agg.name} at ${x}`);
+    out.ts[k] = x;
+    out.values[k] = r;
     k++;
   }
   out.count = k;
