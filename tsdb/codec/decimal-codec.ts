@@ -9,13 +9,15 @@
  */
 import type { BitReader } from './bit-reader.js';
 import type { BitWriter } from './bit-writer.js';
-import { MAX_DECIMALS, VAL_DECIMAL } from './hour-format.js';
+import { MAX_DECIMALS, RICE_ESCAPE as RICE_ESCAPE_, VAL_DECIMAL } from './hour-format.js';
 import { growF64, planStream, readStream, writeStream, zigzag } from './stream-codec.js';
 import type { StreamPlan } from './stream-codec.js';
 
 /** Bound of scaled integers and residuals: their zigzag (2|v|) stays an exact safe integer. */
 const MAX_SCALED = 2 ** 52;
 const MAX_RESIDUAL = 2 ** 52;
+// A local copy: an imported binding may compile to a getter call in the hot loop.
+const RICE_ESCAPE = RICE_ESCAPE_;
 const POW10: readonly number[] = Array.from({ length: MAX_DECIMALS + 1 }, (_, i) => 10 ** i);
 
 export interface DecimalPlan {
@@ -172,6 +174,15 @@ export function readDecimal(r: BitReader, out: Float64Array, from: number, to: n
   const base = mapping === 1 ? r.readSvarint() : 0;
   const g = r.readUvarintIn(1, MAX_RESIDUAL, 'decimal divisor');
   const len = to - from - order;
+  if (mapping === 0 && len > 0 && r.pos < r.end && r.buf[r.pos]! <= FUSED_MAX_K) {
+    // A plain Rice stream of zigzag residuals (the random-walk case): decoded and summed
+    // in one pass (readRiceZigzagSums), not stored in `u` and read back.
+    const k = r.readU8();
+    r.beginBits();
+    readRiceZigzagSums(r, k, out, from + order, len, m, order === 2 ? delta : undefined, g, p);
+    r.endBits();
+    return;
+  }
   u = growF64(u, len);
   readStream(r, u, len, 53, 64);
   const start = from + order;
@@ -199,4 +210,66 @@ export function readDecimal(r: BitReader, out: Float64Array, from: number, to: n
   } else {
     for (let i = 0; i < len; i++) out[start + i] = (m += delta += base + g * u[i]!) / p;
   }
+}
+
+/** Rice parameters the fused decimal loop takes: a code then fits an int32 (RICE_ESCAPE = 24). */
+const FUSED_MAX_K = 24;
+const TWO32 = 4294967296;
+
+/**
+ * readStream's Rice loop (BitReader.readRiceRun, k <= 24, 64-bit escapes) fused with
+ * readDecimal's mapping-0 sums: each code x is unzigzagged as an int32
+ * ((x >>> 1) ^ -(x & 1), the same value as the float form for x < 2^31; escapes use the
+ * float form), times g added to the running scaled integer m (order 1) or to the running
+ * delta and then m (order 2, `delta` given), and out[start + i] = m / p.
+ */
+function readRiceZigzagSums(r: BitReader, k: number, out: Float64Array, start: number, len: number, m0: number, delta0: number | undefined, g: number, p: number): void {
+  r.checkBitsLeft(len * (k + 1));
+  const buf = r.buf;
+  const end = r.end;
+  const mask = (1 << k) - 1;
+  const order2 = delta0 !== undefined;
+  let m = m0;
+  let delta = delta0 ?? 0;
+  let win = r.win;
+  let nb = r.nb;
+  let pos = r.pos;
+  for (let i = 0; i < len; i++) {
+    while (nb <= 24) {
+      win |= (pos < end ? buf[pos]! : 0) << (24 - nb);
+      pos++;
+      nb += 8;
+    }
+    const q = Math.clz32(win);
+    let s: number;
+    if (q >= RICE_ESCAPE) {
+      r.win = win << RICE_ESCAPE;
+      r.nb = nb - RICE_ESCAPE;
+      r.pos = pos;
+      const x = r.readBits32(32) * TWO32 + r.readBits32(32);
+      win = r.win;
+      nb = r.nb;
+      pos = r.pos;
+      const h = Math.floor(x * 0.5);
+      s = h - (x - 2 * h) * (2 * h + 1);
+    } else {
+      win <<= q + 1;
+      nb -= q + 1;
+      while (nb < k) {
+        win |= (pos < end ? buf[pos]! : 0) << (24 - nb);
+        pos++;
+        nb += 8;
+      }
+      const x = (q << k) | ((win >>> (32 - k)) & mask);
+      win <<= k;
+      nb -= k;
+      s = (x >>> 1) ^ -(x & 1);
+    }
+    if (order2) m += delta += g * s;
+    else m += g * s;
+    out[start + i] = m / p;
+  }
+  r.win = win;
+  r.nb = nb;
+  r.pos = pos;
 }

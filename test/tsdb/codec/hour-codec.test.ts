@@ -108,6 +108,27 @@ describe('hour codec round trips', () => {
     expect(inspectHourBlock(cell).valueSchemes).toEqual([VAL_DECIMAL]);
   });
 
+  it('decimal random walks with rare huge jumps: Rice escapes inside the residual stream, orders 1 and 2', () => {
+    // Small two-signed steps pick a small Rice k; a jump of millions is an escape (its
+    // quotient reaches RICE_ESCAPE), read as a raw 64-bit value in the middle of the run.
+    const r = new Random(11);
+    const o = devopsOffsets(r);
+    for (const order of [1, 2]) {
+      for (const scale of [1, 100, 10_000]) {
+        let v = 5000;
+        let step = 0;
+        const values = Float64Array.from(o, (_, i) => {
+          const jump = i % 97 === 13 ? (r.chance(0.5) ? 1 : -1) * (1e6 + r.int(1e6)) : r.int(21) - 10;
+          if (order === 1) v += jump;
+          else v += step += jump;
+          return v / scale;
+        });
+        const cell = roundTrip(blockOf(o, values, new Uint8Array(o.length)), `order ${order}, scale ${scale}`);
+        expect(inspectHourBlock(cell).valueSchemes).toEqual([VAL_DECIMAL]);
+      }
+    }
+  });
+
   it('int64 beyond +-(2^53-1) round-trips exactly through bigInts', () => {
     const b = newPointBlock(8);
     const bigs = [2n ** 63n - 1n, -(2n ** 63n), 2n ** 53n + 1n, -(2n ** 53n) - 3n];
