@@ -95,12 +95,23 @@ let hdrEnd = 0;
  * case) into the hdr* scratch variables; false when a varint is malformed.
  */
 function readEntryHeader(d: Uint8Array, p: number, limit: number): boolean {
-  if (p + 3 <= limit && (d[p]! | d[p + 1]! | d[p + 2]!) < 0x80) {
-    hdrShared = d[p]!;
-    hdrUnshared = d[p + 1]!;
-    hdrValueLen = d[p + 2]!;
-    hdrEnd = p + 3;
-    return true;
+  if (p + 3 <= limit && (d[p]! | d[p + 1]!) < 0x80) {
+    const c = d[p + 2]!;
+    if (c < 0x80) {
+      hdrShared = d[p]!;
+      hdrUnshared = d[p + 1]!;
+      hdrValueLen = c;
+      hdrEnd = p + 3;
+      return true;
+    }
+    // A value of 128 bytes to 16 KiB (an hour cell, say): a two-byte length.
+    if (p + 4 <= limit && d[p + 3]! < 0x80) {
+      hdrShared = d[p]!;
+      hdrUnshared = d[p + 1]!;
+      hdrValueLen = (c & 0x7f) | (d[p + 3]! << 7);
+      hdrEnd = p + 4;
+      return true;
+    }
   }
   hdrShared = readVarint(d, p, limit);
   hdrUnshared = hdrShared < 0 ? -1 : readVarint(d, varintEnd, limit);
@@ -112,10 +123,11 @@ function readEntryHeader(d: Uint8Array, p: number, limit: number): boolean {
 /** Decodes a uvarint (< 2^32) at p, not reading at or past `limit`; -1 when malformed. */
 function readVarint(d: Uint8Array, p: number, limit: number): number {
   let result = 0;
-  for (let shift = 0; shift <= 28; shift += 7) {
+  let mul = 1; // 2^shift, without a pow call per byte
+  for (let shift = 0; shift <= 28; shift += 7, mul *= 128) {
     if (p >= limit) return -1;
     const b = d[p++]!;
-    result += (b & 0x7f) * 2 ** shift;
+    result += (b & 0x7f) * mul;
     if (b < 0x80) {
       varintEnd = p;
       return result;

@@ -235,6 +235,16 @@ describe('Block corruption', () => {
     expect(it.valid).toBe(false); // sticky
   });
 
+  it('a header cut by the end of the entries is malformed, not read into the restart array', () => {
+    // One entry whose value length's first byte says "more follows" and is the last byte of
+    // the entries; the restart array after it starts with a byte < 0x80.
+    const d = Uint8Array.from([0x00, 0x01, 0x85, 0, 0, 0, 0, 0, 0, 0, 1]);
+    const it = Block.parse(d, 'sst /x.sst: block @0').iterator(compareBytes);
+    it.seekToFirst();
+    expect(it.valid).toBe(false);
+    expect(it.error()?.message).toMatch(/bad entry @\+0 \(block offset\): malformed varint/);
+  });
+
   it('detects a non-zero shared length at a restart point during seek', () => {
     const d = good();
     d[12] = 1; // entry 2 (restart 1, at +12) now shares 1 byte
