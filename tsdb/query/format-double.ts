@@ -116,7 +116,7 @@ export function writePlainDouble(buf: Uint8Array, at: number, v: number): number
   // 5^s * 2^(q+s-1). No multiple of 10 can be an end of the interval: an end, a midpoint
   // between two doubles, is 5^s times an odd multiple of 2^(q+s-1) in x's units, not an
   // integer. So whether the ends read back as a (they do when m is even) never matters.
-  const nm = low % 10;
+  const nm = (low | 0) % 10; // low is an integer in [0, 1e8): int32 arithmetic, no fmod
   const below = nm + r;
   const in0 = below < h; // true when C0 lies above x (nm = 0, r < 0)
   const in1 = 10 - nm - r < h;
@@ -125,7 +125,7 @@ export function writePlainDouble(buf: Uint8Array, at: number, v: number): number
     let up: boolean;
     if (in0 && in1) {
       if (nm !== 5 || r !== 0) up = nm > 5 || (nm === 5 && r > 0);
-      else up = ((low - nm) / 10) % 2 !== 0; // D16 = C0 / 10 is odd: take C0 + 10
+      else up = (((low - nm) / 10) & 1) !== 0; // D16 = C0 / 10 is odd: take C0 + 10
     } else up = in1;
     // No carry into top: D16 would end in zeros, and step 1 would have found it.
     putDigits(top, 0, 9);
@@ -144,7 +144,7 @@ function putDigits(x: number, n: number, count: number): void {
   let y = x | 0;
   let i = n + count;
   while (i - n >= 2) {
-    const q = (y / 100) | 0;
+    const q = (y * 0.01) | 0; // exact for 0 <= y < 2^31: the double 0.01 is above 1/100 by less than 1/y
     const p = (y - q * 100) << 1;
     digits[--i] = PAIRS[p + 1]!;
     digits[--i] = PAIRS[p]!;

@@ -108,4 +108,17 @@ describe('writePlainDouble', () => {
     }
     expect(printed(ulps(1e7, -1))).toBe(reference(ulps(1e7, -1)));
   });
+  it('putDigits\' quotient by 100 as a multiplication by the double 0.01 is exact below 2^31', () => {
+    // (y * 0.01) | 0 === floor(y / 100): the double 0.01 exceeds 1/100 by 2.1e-19, so the
+    // product never drops below the quotient's integer part, nor reaches the next one.
+    let checked = 0;
+    for (let k = 0; k <= 21_474_836; k += k < 1_000_000 ? 1 : 97) {
+      for (const y of [100 * k - 1, 100 * k, 100 * k + 1, 100 * k + 99]) {
+        if (y < 0 || y >= 2 ** 31) continue;
+        if (((y * 0.01) | 0) !== Math.floor(y / 100)) expect.fail(`y = ${y}`);
+        checked++;
+      }
+    }
+    expect(checked).toBeGreaterThan(4_000_000);
+  });
 });
