@@ -17,35 +17,13 @@ import type { CrashMode } from '../../core/fs/mem-fs.js';
 import { ErrorFileSystem } from '../../core/fs/error-fs.js';
 import { FS_OP_KINDS } from '../../core/fs/error-fs.js';
 import { Random } from '../../core/util/random.js';
-import { toHex, utf8, fromUtf8 } from '../../core/api/bytes.js';
+import { fromUtf8 } from '../../core/api/bytes.js';
 import type { Store } from '../../core/api/store.js';
+import { OPTS, TABLE, readAll, startWorkload } from './busy-store.js';
+import type { Ledger } from './busy-store.js';
 import { seeds } from '../helpers/store-model.js';
 import type { Engine } from '../../core/lsm/engine.js';
 import { rowOf } from '../../core/lsm/internal-key.js';
-
-const TABLE = { name: 't', families: [{ name: 'f' }], splitPoints: [utf8('k4'), utf8('k8')] };
-const OPTS = {
-  dir: '/db', maintenanceIntervalMs: 0, memstoreFlushBytes: 2048, compactionMinFiles: 2,
-  regionSplitBytes: 24 * 1024, blockSizeBytes: 256, walFileBytes: 8 * 1024, bufferedWindowMs: 5,
-};
-
-interface Ledger {
-  /** cell id -> value, for puts acknowledged as synced. */
-  acked: Map<string, string>;
-  /** cell ids whose delete was acknowledged as synced (after their put). */
-  deleted: Set<string>;
-  /** every value any put attempted, by cell id. */
-  attempted: Map<string, Set<string>>;
-}
-
-async function readAll(store: Store): Promise<Map<string, string>> {
-  const t = await store.openTable('t');
-  const out = new Map<string, string>();
-  for await (const batch of t.scan()) {
-    for (const row of batch) for (const c of row.cells) out.set(`${fromUtf8(row.key)}/${toHex(c.qualifier)}`, fromUtf8(c.value));
-  }
-  return out;
-}
 
 /** When the power goes: after a random delay, or just before a random file-system call. */
 type Trigger = 'timer' | 'call';
@@ -53,53 +31,14 @@ type Trigger = 'timer' | 'call';
 async function crashRun(seed: number, mode: CrashMode, trigger: Trigger): Promise<void> {
   const r = new Random(seed);
   const mem = new MemFileSystem();
-  const ledger: Ledger = { acked: new Map(), deleted: new Set(), attempted: new Map() };
+  const attempted = new Map<string, Set<string>>();
+  const ledger: Ledger = { acked: new Map(), deleted: new Set(), attempted };
   for (let round = 0; round < 3; round++) {
     // Each "process" sees the disk through its own wrapper, cut off when it dies.
     const proc = new ErrorFileSystem(mem);
     const store = await openEmbeddedStore({ ...OPTS, fs: proc });
     const t = await store.createTable(TABLE, { ifNotExists: true });
-    let stop = false;
-    let seq = 0;
-    const writer = async (w: number): Promise<void> => {
-      while (!stop) {
-        // The in-memory disk completes in microtasks; let timers (the crash) run.
-        await new Promise((res) => setImmediate(res));
-        const id = `${round}.${w}.${seq++}`;
-        const rowKey = `k${r.int(10)}${id}`;
-        const cell = `${rowKey}/${toHex(utf8('q'))}`;
-        const value = `v${id}`;
-        let set = ledger.attempted.get(cell);
-        if (set === undefined) ledger.attempted.set(cell, (set = new Set()));
-        set.add(value);
-        const sync = r.chance(0.6);
-        try {
-          await t.mutate([{ key: utf8(rowKey), mutations: [{ type: 'put', family: 'f', qualifier: utf8('q'), value: utf8(value) }] }], { durability: sync ? 'sync' : 'buffered' });
-          if (sync && !stop) ledger.acked.set(cell, value);
-          // Sometimes delete an acknowledged cell again.
-          if (sync && r.chance(0.15) && !stop) {
-            // Until the delete is acknowledged the cell may or may not survive a crash.
-            ledger.acked.delete(cell);
-            await t.mutate([{ key: utf8(rowKey), mutations: [{ type: 'deleteCell', family: 'f', qualifier: utf8('q') }] }]);
-            if (!stop) ledger.deleted.add(cell);
-          }
-        } catch {
-          return; // the crash cut the writer off
-        }
-      }
-    };
-    const writers = [0, 1, 2, 3].map((w) => writer(w));
-    const flusher = (async () => {
-      while (!stop) {
-        await new Promise((res) => setTimeout(res, r.int(15)));
-        try {
-          if (r.chance(0.3)) await t.flush();
-          else if (r.chance(0.2)) await t.compact({ major: r.chance(0.5) });
-        } catch {
-          return;
-        }
-      }
-    })();
+    const work = startWorkload(t, r, round, ledger);
     // Power loss: the disk forgets what was not synced; the process is gone.
     let crashed = false;
     const crash = (): void => {
@@ -107,7 +46,7 @@ async function crashRun(seed: number, mode: CrashMode, trigger: Trigger): Promis
       crashed = true;
       mem.crash({ mode, random: () => r.next() });
       proc.inject({ ops: [...FS_OP_KINDS], code: 'EIO' });
-      stop = true;
+      work.stop();
     };
     if (trigger === 'call') {
       proc.beforeCall(1 + r.int(3000), crash);
@@ -118,7 +57,7 @@ async function crashRun(seed: number, mode: CrashMode, trigger: Trigger): Promis
     crash();
     let timer: NodeJS.Timeout | undefined;
     const settled = await Promise.race([
-      Promise.all([...writers, flusher]).then(() => true),
+      work.done.then(() => true),
       new Promise<false>((res) => (timer = setTimeout(() => res(false), 5000))),
     ]);
     clearTimeout(timer);
@@ -137,7 +76,7 @@ async function crashRun(seed: number, mode: CrashMode, trigger: Trigger): Promis
       expect(got.has(cell), `seed ${seed}: acknowledged delete of ${cell}`).toBe(false);
     }
     for (const [cell, value] of got) {
-      expect(ledger.attempted.get(cell)?.has(value), `seed ${seed}: invented ${cell}=${value}`).toBe(true);
+      expect(attempted.get(cell)?.has(value), `seed ${seed}: invented ${cell}=${value}`).toBe(true);
     }
   } finally {
     await store.close();

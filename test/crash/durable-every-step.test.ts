@@ -15,30 +15,9 @@ import { openEmbeddedStore } from '../../core/embedded/embedded-store.js';
 import { MemFileSystem } from '../../core/fs/mem-fs.js';
 import { ErrorFileSystem, FS_OP_KINDS } from '../../core/fs/error-fs.js';
 import { Random } from '../../core/util/random.js';
-import { fromUtf8, toHex, utf8 } from '../../core/api/bytes.js';
-import type { Store } from '../../core/api/store.js';
 import { seeds } from '../helpers/store-model.js';
-
-const TABLE = { name: 't', families: [{ name: 'f' }], splitPoints: [utf8('k4'), utf8('k8')] };
-const OPTS = {
-  dir: '/db', maintenanceIntervalMs: 0, memstoreFlushBytes: 2048, compactionMinFiles: 2,
-  regionSplitBytes: 24 * 1024, blockSizeBytes: 256, walFileBytes: 8 * 1024, bufferedWindowMs: 5,
-};
-
-async function readAll(store: Store): Promise<Map<string, string>> {
-  const out = new Map<string, string>();
-  if (!(await store.listTables()).includes('t')) return out;
-  const t = await store.openTable('t');
-  for await (const batch of t.scan()) {
-    for (const row of batch) for (const c of row.cells) out.set(`${fromUtf8(row.key)}/${toHex(c.qualifier)}`, fromUtf8(c.value));
-  }
-  return out;
-}
-
-interface Ledger {
-  readonly acked: Map<string, string>;
-  readonly deleted: Set<string>;
-}
+import { OPTS, TABLE, readAll, startWorkload } from './busy-store.js';
+import type { Ledger } from './busy-store.js';
 
 /** Runs the engine for `rounds` process lives, checking the disk after every step; returns the number of checks. */
 async function run(seed: number, rounds: number): Promise<number> {
@@ -87,47 +66,14 @@ async function run(seed: number, rounds: number): Promise<number> {
     const proc = new CheckedFs(mem);
     const store = await openEmbeddedStore({ ...OPTS, fs: proc });
     const t = await store.createTable(TABLE, { ifNotExists: true });
-    let stop = false;
-    let n = 0;
-    const writer = async (w: number): Promise<void> => {
-      while (!stop) {
-        await new Promise((res) => setImmediate(res));
-        const id = `${round}.${w}.${n++}`;
-        const rowKey = `k${r.int(10)}${id}`;
-        const cell = `${rowKey}/${toHex(utf8('q'))}`;
-        const sync = r.chance(0.6);
-        try {
-          await t.mutate([{ key: utf8(rowKey), mutations: [{ type: 'put', family: 'f', qualifier: utf8('q'), value: utf8(`v${id}`) }] }], { durability: sync ? 'sync' : 'buffered' });
-          if (sync && !stop) ledger.acked.set(cell, `v${id}`);
-          if (sync && !stop && r.chance(0.15)) {
-            ledger.acked.delete(cell);
-            await t.mutate([{ key: utf8(rowKey), mutations: [{ type: 'deleteCell', family: 'f', qualifier: utf8('q') }] }]);
-            if (!stop) ledger.deleted.add(cell);
-          }
-        } catch {
-          return; // the power cut
-        }
-      }
-    };
-    const writers = [0, 1, 2, 3].map((w) => writer(w));
-    const maintenance = (async () => {
-      while (!stop) {
-        await new Promise((res) => setTimeout(res, r.int(15)));
-        try {
-          if (r.chance(0.3)) await t.flush();
-          else if (r.chance(0.2)) await t.compact({ major: r.chance(0.5) });
-        } catch {
-          return;
-        }
-      }
-    })();
+    const work = startWorkload(t, r, round, ledger);
     await new Promise((res) => setTimeout(res, 80 + r.int(200)));
     // The real power cut of this process: checks stop (the disk changes no more).
     proc.alive = false;
     mem.crash({ mode: 'random-prefix', random: () => r.next() });
     proc.inject({ ops: [...FS_OP_KINDS], code: 'EIO' });
-    stop = true;
-    await Promise.all([...writers, maintenance]);
+    work.stop();
+    await work.done;
   }
   expect(failures, failures.join('\n')).toEqual([]);
   expect(ledger.acked.size, `seed ${seed}: the run acknowledged writes`).toBeGreaterThan(20);
