@@ -14,14 +14,23 @@ import { describe, expect, it } from 'vitest';
 import { openEmbeddedStore } from '../../core/embedded/embedded-store.js';
 import { MemFileSystem } from '../../core/fs/mem-fs.js';
 import { ErrorFileSystem, FS_OP_KINDS } from '../../core/fs/error-fs.js';
+import type { WritableFile } from '../../core/fs/fs.js';
 import { Random } from '../../core/util/random.js';
 import { seeds } from '../helpers/store-model.js';
 import { OPTS, TABLE, readAll, startWorkload } from './busy-store.js';
 import type { Ledger } from './busy-store.js';
 
-/** Runs the engine for `rounds` process lives, checking the disk after every step; returns the number of checks. */
-async function run(seed: number, rounds: number): Promise<number> {
+/**
+ * Runs the engine for `rounds` process lives, checking the disk after every step; returns
+ * the number of checks. `slow`: a slow disk, whose writes, syncs, renames and removes take
+ * effect at the call (as on the in-memory disk) but complete 0-3 ms later half the time
+ * (seeded), so background work and writers interleave in other orders.
+ */
+async function run(seed: number, rounds: number, slow = false): Promise<number> {
   const r = new Random(seed);
+  const lag = new Random(seed + 1);
+  const later = (): Promise<void> | undefined =>
+    !slow || lag.chance(0.5) ? undefined : new Promise((res) => setTimeout(res, lag.int(4)));
   const mem = new MemFileSystem();
   const ledger: Ledger = { acked: new Map(), deleted: new Set() };
   const failures: string[] = [];
@@ -52,14 +61,29 @@ async function run(seed: number, rounds: number): Promise<number> {
     override async rename(from: string, to: string): Promise<void> {
       await super.rename(from, to);
       if (this.alive) await check(`rename ${from} -> ${to}`);
+      await later();
     }
     override async remove(path: string): Promise<void> {
       await super.remove(path);
       if (this.alive) await check(`remove ${path}`);
+      await later();
     }
     override async syncDir(dir: string): Promise<void> {
       await super.syncDir(dir);
       if (this.alive) await check(`syncDir ${dir}`);
+      await later();
+    }
+    override async openAppend(path: string, opts?: { readonly truncate?: boolean }): Promise<WritableFile> {
+      const f = await super.openAppend(path, opts);
+      await later();
+      if (!slow) return f;
+      return {
+        get path() { return f.path; },
+        get size() { return f.size; },
+        append: async (data) => { await f.append(data); await later(); },
+        sync: async () => { await f.sync(); await later(); },
+        close: () => f.close(),
+      };
     }
   }
   for (let round = 0; round < rounds; round++) {
@@ -86,6 +110,11 @@ describe('durability at every step (simulated power loss after each file-system 
       const checks = await run(seed, 4);
       // Flushes, compactions, splits and log rolls each rename, remove and sync.
       expect(checks).toBeGreaterThan(40);
+    });
+  }
+  for (const seed of seeds(5151, 2)) {
+    it(`on a slow disk, seed ${seed}`, async () => {
+      expect(await run(seed, 4, true)).toBeGreaterThan(40);
     });
   }
 });
