@@ -8,16 +8,34 @@
  * records a STORE_CORRUPTION error naming the block (`label`, e.g. "sst /d/12.sst: block
  * @4096") and the entry's offset inside it, and stays invalid from then on.
  *
+ * Entry index. A block that keeps being sought (point gets of hot rows) gets, on its
+ * SEEKS_BEFORE_INDEX-th seek, the full key and offset of every entry (Block.index), so later
+ * seeks binary-search every entry instead of decoding up to a restart interval of them. It
+ * is built once per block, costs about the block's key bytes (Block.indexBytes; the SST
+ * reader re-charges the block cache for it), and is never built over malformed entries
+ * (those seeks decode as before and report the damage).
+ *
  * Lifetimes: value() returns a view into the block's immutable bytes (keep it as long as
  * you like); key() returns a view of a buffer the iterator reuses, valid until the next
  * positioning call. Blocks are shared (through the block cache) by many iterators; an
- * iterator is single-threaded and never mutates its block.
+ * iterator is single-threaded and never mutates its block's bytes (only its seek count and
+ * entry index, which any iterator may build).
  */
 import type { Comparator, InternalIterator, RangeComparator } from '../iter/internal-iterator.js';
 import type { StoreError } from '../api/errors.js';
 import { corruption } from './sst-format.js';
 
-/** A parsed block: entry bytes plus the decoded restart array. Immutable. */
+/** Seeks into one block after which it gets its entry index (see the file header). */
+export const SEEKS_BEFORE_INDEX = 2;
+
+/** Every entry's offset and full key (entry i's key: keys[keyEnds[i - 1] ?? 0, keyEnds[i])). */
+export interface EntryIndex {
+  readonly offsets: Uint32Array;
+  readonly keyEnds: Uint32Array;
+  readonly keys: Uint8Array;
+}
+
+/** A parsed block: entry bytes plus the decoded restart array. Immutable bytes. */
 export class Block {
   /** The whole block (entries, restart array, count). */
   readonly data: Uint8Array;
@@ -29,6 +47,12 @@ export class Block {
   readonly charge: number;
   /** Names the block in error messages, e.g. "sst /d/000012.sst: block @4096". */
   readonly label: string;
+  /** Seeks into this block so far, by any iterator (until its entry index exists). */
+  seeks = 0;
+  /** The entry index, once built (see the file header); undefined before, or for damaged entries. */
+  index: EntryIndex | undefined;
+  /** The entries could not be indexed (malformed): seeks decode as before. */
+  indexFailed = false;
 
   private constructor(data: Uint8Array, restartsOffset: number, restarts: Uint32Array, label: string) {
     this.data = data;
@@ -69,6 +93,51 @@ export class Block {
   /** Number of restart points. */
   get numRestarts(): number {
     return this.restarts.length;
+  }
+
+  /** Memory the entry index holds (0 before it is built), beyond `charge`. */
+  get indexBytes(): number {
+    const ix = this.index;
+    return ix === undefined ? 0 : ix.keys.byteLength + ix.offsets.byteLength + ix.keyEnds.byteLength + 64;
+  }
+
+  /** Builds the entry index (once); leaves it undefined, and indexFailed set, when an entry is malformed. */
+  buildIndex(): void {
+    if (this.index !== undefined || this.indexFailed) return;
+    const d = this.data;
+    const limit = this.restartsOffset;
+    const offsets: number[] = [];
+    const keyEnds: number[] = [];
+    let keys = new Uint8Array(Math.max(64, limit >>> 2));
+    let keysLen = 0;
+    let prevStart = 0;
+    let prevLen = 0;
+    for (let at = 0; at < limit;) {
+      if (!readEntryHeader(d, at, limit)) return this.failIndex();
+      const shared = hdrShared;
+      const unshared = hdrUnshared;
+      const p = hdrEnd;
+      if (shared > prevLen || p + unshared + hdrValueLen > limit) return this.failIndex();
+      const klen = shared + unshared;
+      if (keysLen + klen > keys.length) {
+        const next = new Uint8Array(Math.max(keys.length * 2, keysLen + klen));
+        next.set(keys.subarray(0, keysLen));
+        keys = next;
+      }
+      keys.copyWithin(keysLen, prevStart, prevStart + shared);
+      keys.set(d.subarray(p, p + unshared), keysLen + shared);
+      offsets.push(at);
+      prevStart = keysLen;
+      prevLen = klen;
+      keysLen += klen;
+      keyEnds.push(keysLen);
+      at = p + unshared + hdrValueLen;
+    }
+    this.index = { offsets: Uint32Array.from(offsets), keyEnds: Uint32Array.from(keyEnds), keys: keys.slice(0, keysLen) };
+  }
+
+  private failIndex(): void {
+    this.indexFailed = true;
   }
 
   /**
@@ -209,6 +278,9 @@ export class BlockIterator implements InternalIterator {
 
   seek(target: Uint8Array): void {
     if (this.err !== undefined || this.numRestarts === 0) return this.invalidate();
+    const b = this.block;
+    if (b.index === undefined && !b.indexFailed && ++b.seeks >= SEEKS_BEFORE_INDEX) b.buildIndex();
+    if (b.index !== undefined) return this.seekIndexed(b.index, target);
     // Binary search for the last restart whose key is < target.
     let left = 0;
     let right = this.numRestarts - 1;
@@ -232,6 +304,42 @@ export class BlockIterator implements InternalIterator {
     while (this.parseNext()) {
       if (compare(this.key(), target) >= 0) return;
     }
+  }
+
+  /** seek() with the block's entry index: a binary search over every entry's full key. */
+  private seekIndexed(ix: EntryIndex, target: Uint8Array): void {
+    const keys = ix.keys;
+    const ends = ix.keyEnds;
+    const rc = this.compareRange;
+    let lo = 0;
+    let hi = ix.offsets.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      const ks = mid === 0 ? 0 : ends[mid - 1]!;
+      const c = rc !== undefined ? rc(keys, ks, ends[mid]!, target) : this.compare(keys.subarray(ks, ends[mid]!), target);
+      if (c < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (lo === ix.offsets.length) return this.invalidate();
+    // Position at entry lo as parseNext would have: its full key in keyBuf (the next
+    // entry shares a prefix of it), its value, the restart at or before it.
+    const at = ix.offsets[lo]!;
+    readEntryHeader(this.data, at, this.limit); // checked when the index was built
+    const ks = lo === 0 ? 0 : ends[lo - 1]!;
+    const klen = ends[lo]! - ks;
+    if (klen > this.keyBuf.length) this.keyBuf = new Uint8Array(Math.max(klen, this.keyBuf.length * 2));
+    this.keyBuf.set(keys.subarray(ks, ks + klen));
+    this.keyLen = klen;
+    this.keyView = undefined;
+    this.cur = at;
+    this.valStart = hdrEnd + hdrUnshared;
+    this.valEnd = this.valStart + hdrValueLen;
+    this.nextOff = this.valEnd;
+    const restarts = this.restarts;
+    let r = 0;
+    while (r + 1 < this.numRestarts && restarts[r + 1]! <= at) r++;
+    this.restartIdx = r;
+    this.isValid = true;
   }
 
   seekForPrev(target: Uint8Array): void {

@@ -218,6 +218,14 @@ export class SstReader {
     return block;
   }
 
+  /**
+   * Charges the block cache for block `i` again, its entry index included (block.ts: built
+   * by a seek into a block that keeps being sought). Used by SstIterator.
+   */
+  rechargeBlock(i: number, block: Block): void {
+    this.cache?.set(this.cacheId, this.blockOffsets[i]!, block, block.charge + block.indexBytes);
+  }
+
   /** Drops this file's blocks from the block cache (call when the file is deleted). */
   dropCachedBlocks(): void {
     this.cache?.evictFile(this.cacheId);
@@ -306,7 +314,10 @@ export class SstIterator implements InternalIterator {
   seek(target: Uint8Array): void {
     const i = this.lowerBound(target);
     if (!this.load(i)) return;
+    const block = this.data!.currentBlock;
+    const indexed = block.index !== undefined;
     this.data!.seek(target);
+    if (!indexed && block.index !== undefined) this.reader.rechargeBlock(i, block);
     this.skipForward();
   }
 
@@ -314,7 +325,10 @@ export class SstIterator implements InternalIterator {
     let i = this.lowerBound(target);
     if (i === this.n) i = this.n - 1;
     if (!this.load(i)) return;
+    const block = this.data!.currentBlock;
+    const indexed = block.index !== undefined;
     this.data!.seekForPrev(target);
+    if (!indexed && block.index !== undefined) this.reader.rechargeBlock(i, block);
     this.skipBackward();
   }
 

@@ -100,10 +100,16 @@ describe('BlockBuilder + Block', () => {
 
   for (const restartInterval of [1, 2, 3, 16, 1000]) {
     for (const n of [1, 2, 3, 15, 16, 17, 33, 200]) {
-      it(`round trips and positions correctly: ${n} entries, restart interval ${restartInterval}`, () => {
+      for (const mode of ['decoding', 'entry index', 'index after the second seek'] as const) it(`round trips and positions correctly: ${n} entries, restart interval ${restartInterval}, ${mode}`, () => {
         withSeed(testSeed(n * 7919 + restartInterval), (rng) => {
           const entries = genByteEntries(rng, n);
           const block = build(entries, restartInterval);
+          if (mode === 'decoding') block.indexFailed = true; // never indexed
+          if (mode === 'entry index') {
+            block.buildIndex();
+            expect(block.index?.offsets.length).toBe(n);
+            expect(block.indexBytes).toBeGreaterThan(entries.reduce((sum, e) => sum + e.key.length, 0));
+          }
           expect(block.numRestarts).toBe(Math.ceil(n / restartInterval));
           const it = block.iterator(compareBytes);
           it.seekToFirst();
@@ -233,6 +239,21 @@ describe('Block corruption', () => {
     expect(err!.message).toMatch(/sst \/x\.sst: block @0: bad entry @\+7/);
     it.seekToFirst();
     expect(it.valid).toBe(false); // sticky
+  });
+
+  it('a block with a malformed entry gets no entry index, and its seeks still report the damage', () => {
+    const d = good();
+    d[7 + 1] = 0x7f; // entry 1 claims a 127-byte key delta
+    const block = Block.parse(d, 'sst /x.sst: block @0');
+    block.buildIndex();
+    expect(block.index).toBeUndefined();
+    expect(block.indexFailed).toBe(true);
+    const it = block.iterator(compareBytes);
+    // [1, 2, 1] lies in entry 1: the seek decodes from restart 0 through the damage.
+    it.seek(new Uint8Array([1, 2, 1]));
+    it.seek(new Uint8Array([1, 2, 1]));
+    expect(it.valid).toBe(false);
+    expect(it.error()?.message).toMatch(/bad entry @\+7/);
   });
 
   it('a header cut by the end of the entries is malformed, not read into the restart array', () => {

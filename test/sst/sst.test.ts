@@ -165,6 +165,29 @@ describe('SST write + read', () => {
     expect(cache.stats()).toMatchObject({ entries: 0, sizeBytes: 0 });
   });
 
+  it('a block sought again gets its entry index, and the block cache is charged for it', async () => {
+    const fs = await memFs();
+    const entries = genEntries(new Random(testSeed(14)), 2000);
+    await writeSst(fs, '/d/i.sst', entries, { blockSizeBytes: 1024 });
+    const cache = new LruCache<Block>(64 << 20);
+    const r = await openSst(fs, '/d/i.sst', { cache, cacheId: 7 });
+    const it = r.iterator();
+    const target = entries[5]!.key;
+    it.seek(target);
+    const charged = cache.stats().sizeBytes;
+    expect(cache.stats().entries).toBe(1);
+    it.seek(target); // the second seek into the block builds its index
+    expect(toHex(it.key())).toBe(toHex(target));
+    const block = r.readBlock(0);
+    expect(block.index).toBeDefined();
+    expect(cache.stats().sizeBytes).toBe(charged + block.indexBytes);
+    // Every key found through the index, as through decoding.
+    for (const e of entries) {
+      it.seek(e.key);
+      expect(it.valid && toHex(it.key()) === toHex(e.key) && toHex(it.value()) === toHex(e.value)).toBe(true);
+    }
+  });
+
   it('flushPending writes completed blocks while add() continues, and estimatedSizeBytes tracks the size', async () => {
     const fs = await memFs();
     const entries = genEntries(new Random(testSeed(13)), 20000);
