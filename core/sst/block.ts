@@ -103,41 +103,7 @@ export class Block {
 
   /** Builds the entry index (once); leaves it undefined, and indexFailed set, when an entry is malformed. */
   buildIndex(): void {
-    if (this.index !== undefined || this.indexFailed) return;
-    const d = this.data;
-    const limit = this.restartsOffset;
-    const offsets: number[] = [];
-    const keyEnds: number[] = [];
-    let keys = new Uint8Array(Math.max(64, limit >>> 2));
-    let keysLen = 0;
-    let prevStart = 0;
-    let prevLen = 0;
-    for (let at = 0; at < limit;) {
-      if (!readEntryHeader(d, at, limit)) return this.failIndex();
-      const shared = hdrShared;
-      const unshared = hdrUnshared;
-      const p = hdrEnd;
-      if (shared > prevLen || p + unshared + hdrValueLen > limit) return this.failIndex();
-      const klen = shared + unshared;
-      if (keysLen + klen > keys.length) {
-        const next = new Uint8Array(Math.max(keys.length * 2, keysLen + klen));
-        next.set(keys.subarray(0, keysLen));
-        keys = next;
-      }
-      keys.copyWithin(keysLen, prevStart, prevStart + shared);
-      keys.set(d.subarray(p, p + unshared), keysLen + shared);
-      offsets.push(at);
-      prevStart = keysLen;
-      prevLen = klen;
-      keysLen += klen;
-      keyEnds.push(keysLen);
-      at = p + unshared + hdrValueLen;
-    }
-    this.index = { offsets: Uint32Array.from(offsets), keyEnds: Uint32Array.from(keyEnds), keys: keys.slice(0, keysLen) };
-  }
-
-  private failIndex(): void {
-    this.indexFailed = true;
+    if (this.index === undefined && !this.indexFailed) new BlockIterator(this, UNORDERED).indexBlock();
   }
 
   /**
@@ -149,6 +115,11 @@ export class Block {
     return new BlockIterator(this, compare, compareRange);
   }
 }
+
+/** For iterators that only decode forward (Block.buildIndex): they never compare keys. */
+const UNORDERED: Comparator = () => {
+  throw new Error('BlockIterator: this iterator does not compare keys');
+};
 
 // Set by readVarint: the position after the varint it decoded.
 let varintEnd = 0;
@@ -279,7 +250,7 @@ export class BlockIterator implements InternalIterator {
   seek(target: Uint8Array): void {
     if (this.err !== undefined || this.numRestarts === 0) return this.invalidate();
     const b = this.block;
-    if (b.index === undefined && !b.indexFailed && ++b.seeks >= SEEKS_BEFORE_INDEX) b.buildIndex();
+    if (b.index === undefined && !b.indexFailed && ++b.seeks >= SEEKS_BEFORE_INDEX) this.indexBlock();
     if (b.index !== undefined) return this.seekIndexed(b.index, target);
     // Binary search for the last restart whose key is < target.
     let left = 0;
@@ -304,6 +275,38 @@ export class BlockIterator implements InternalIterator {
     while (this.parseNext()) {
       if (compare(this.key(), target) >= 0) return;
     }
+  }
+
+  /**
+   * Builds the block's entry index by decoding every entry as a forward pass does
+   * (parseNext, with its checks). On a malformed entry the block is marked unindexable and
+   * the error is not kept: a seek that never reaches the damage must not fail because the
+   * index pass did. Leaves the iterator unpositioned.
+   */
+  indexBlock(): void {
+    const b = this.block;
+    const offsets: number[] = [];
+    const keyEnds: number[] = [];
+    let keys = new Uint8Array(Math.max(64, this.limit >>> 2));
+    let n = 0;
+    this.seekToRestart(0);
+    while (this.parseNext()) {
+      if (n + this.keyLen > keys.length) {
+        const next = new Uint8Array(Math.max(keys.length * 2, n + this.keyLen));
+        next.set(keys.subarray(0, n));
+        keys = next;
+      }
+      keys.set(this.keyBuf.subarray(0, this.keyLen), n);
+      offsets.push(this.cur);
+      n += this.keyLen;
+      keyEnds.push(n);
+    }
+    if (this.err !== undefined) {
+      b.indexFailed = true;
+      this.err = undefined;
+      return;
+    }
+    b.index = { offsets: Uint32Array.from(offsets), keyEnds: Uint32Array.from(keyEnds), keys: keys.slice(0, n) };
   }
 
   /** seek() with the block's entry index: a binary search over every entry's full key. */
