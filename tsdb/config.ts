@@ -103,14 +103,15 @@ export interface TsdbConfig {
 }
 
 /**
- * Decode workers by default: none on a machine of 2 cores or fewer, cores − 1 (at most 3)
- * above. The main thread scans every bucket whatever the workers do, and since rows are
- * downsampled as they are read, the share left to hand over no longer pays for packing and
- * posting it there: on 2 cores, serial q2/q4 of the devops set answered in 16–21 / 32–33 ms
- * against 20–26 / 35–37 with one worker (bench/README.md).
+ * Decode workers by default: cores − 1, at most 3 (none on one core). The main thread scans every
+ * bucket whatever the workers do; it scans the workers' buckets first, sending their rows
+ * as it goes, then decodes its own share while they decode theirs (scanner.ts). On 2 cores,
+ * q4 of the devops set (a day of 100 series by 5 m) ran ×0.71-0.78 with one worker; before
+ * that ordering a worker got its rows only after the main thread had decoded its share, and
+ * slowed the query (bench/README.md).
  */
 export function defaultDecodeThreads(cores: number): number {
-  return cores <= 2 ? 0 : Math.min(3, cores - 1);
+  return cores <= 1 ? 0 : Math.min(3, cores - 1);
 }
 
 /**

@@ -16,8 +16,8 @@ import { mergeRowCells } from '../read/row-merge.js';
 import { DATA_FAMILY } from '../tables.js';
 import { SeriesPreparer } from './pipeline.js';
 import type { PipelineSpec } from './pipeline.js';
-import { appendHourSummary, appendRow, appendRowBuckets, rowDownsampleOf, rowSummary, summaryUseOf } from './point-append.js';
-import type { RowDownsample, SummaryUse } from './point-append.js';
+import { appendRow, appendRowBuckets, rowDownsampleOf } from './point-append.js';
+import type { RowDownsample } from './point-append.js';
 import { unpackRows } from './row-pack.js';
 import type { Points } from './series.js';
 
@@ -31,8 +31,6 @@ export interface WorkerSeries {
   readonly index: number;
   /** Points read (inside the scan window), before downsampling. */
   readonly raw: number;
-  /** Hour rows answered from their hour cell's summary (point-append.ts rowSummary). */
-  readonly summaries: number;
   /** Prepared (with a spec) or raw points. */
   readonly points: Points;
 }
@@ -46,11 +44,12 @@ interface Session {
   readonly endMs: number;
   readonly maxPoints: number;
   readonly spec: PipelineSpec | undefined;
-  readonly series: Map<number, { p: Points; raw: number; summaries: number }>;
-  /** Rows are downsampled as they come (point-append.ts), when the spec allows it. */
+  readonly series: Map<number, { p: Points; raw: number }>;
+  /**
+   * Rows are downsampled as they come (point-append.ts), when the spec allows it. (Queries
+   * whose hour rows their summaries answer are not sent here: execute.ts.)
+   */
   readonly rowDs: RowDownsample | undefined;
-  /** Whole hour rows' buckets are read from their summaries, when the downsampling allows it. */
-  readonly summaryUse: SummaryUse | undefined;
   points: number;
   block: PointBlock | undefined;
   failed: Error | undefined;
@@ -61,30 +60,17 @@ const EMPTY_U8 = new Uint8Array(0);
 const sessions = new Map<number, Session>();
 
 function onRows(s: Session, bytes: Uint8Array): void {
-  const entry = (index: number): { p: Points; raw: number; summaries: number } => {
+  unpackRows(bytes, DATA_FAMILY, (index, baseMs, cells) => {
+    const block = mergeRowCells(cells, s.block);
+    s.block = block;
+    if (block.count === 0) return;
     let e = s.series.get(index);
     if (e === undefined) {
-      e = { p: { count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 }, raw: 0, summaries: 0 };
+      e = { p: { count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 }, raw: 0 };
       s.series.set(index, e);
     }
-    return e;
-  };
-  unpackRows(bytes, DATA_FAMILY, (index, baseMs, cells) => {
-    const sm = s.summaryUse === undefined ? undefined : rowSummary(cells, baseMs, s.startMs, s.endMs);
-    let n: number;
-    if (sm !== undefined) {
-      const e = entry(index);
-      n = appendHourSummary(e.p, sm, baseMs, s.startMs, s.endMs, s.summaryUse!);
-      e.raw += n;
-      e.summaries++;
-    } else {
-      const block = mergeRowCells(cells, s.block);
-      s.block = block;
-      if (block.count === 0) return;
-      const e = entry(index);
-      n = s.rowDs === undefined ? appendRow(e.p, block, baseMs, s.startMs, s.endMs) : appendRowBuckets(e.p, block, baseMs, s.startMs, s.endMs, s.rowDs.intervalMs, s.rowDs.fn);
-      e.raw += n;
-    }
+    const n = s.rowDs === undefined ? appendRow(e.p, block, baseMs, s.startMs, s.endMs) : appendRowBuckets(e.p, block, baseMs, s.startMs, s.endMs, s.rowDs.intervalMs, s.rowDs.fn);
+    e.raw += n;
     s.points += n;
     if (s.points > s.maxPoints) throw new TsdbError('TSDB_TOO_LARGE', `Query exceeded a limit: more than ${s.maxPoints} data points`);
   });
@@ -94,7 +80,7 @@ function onEnd(sid: number, s: Session): void {
   const preparer = s.spec === undefined ? undefined : new SeriesPreparer(s.spec);
   const out: WorkerSeries[] = [];
   const transfer: ArrayBuffer[] = [];
-  for (const [index, { p: raw, raw: rawCount, summaries }] of s.series) {
+  for (const [index, { p: raw, raw: rawCount }] of s.series) {
     const points = preparer === undefined ? raw : s.rowDs !== undefined ? preparer.prepareDownsampled(raw) : preparer.prepare(raw);
     // Own buffers of exactly the points, so the transfer moves nothing else.
     const own: Points = {
@@ -106,7 +92,7 @@ function onEnd(sid: number, s: Session): void {
     };
     transfer.push(own.ts.buffer as ArrayBuffer, own.values.buffer as ArrayBuffer, own.isInt.buffer as ArrayBuffer);
     if (own.exact !== undefined) transfer.push(own.exact.buffer as ArrayBuffer);
-    out.push({ index, raw: rawCount, summaries, points: own });
+    out.push({ index, raw: rawCount, points: own });
   }
   post({ sid, series: out }, transfer);
 }
@@ -126,7 +112,7 @@ parentPort!.on('message', (m: WorkerIn) => {
     // Row-by-row downsampling needs the spec's pipeline after it (a prepared session).
     const rowDs = m.spec === undefined ? undefined : rowDownsampleOf(m.spec.downsample);
     sessions.set(m.sid, {
-      startMs: m.startMs, endMs: m.endMs, maxPoints: m.maxPoints, spec: m.spec, series: new Map(), rowDs, summaryUse: summaryUseOf(rowDs),
+      startMs: m.startMs, endMs: m.endMs, maxPoints: m.maxPoints, spec: m.spec, series: new Map(), rowDs,
       points: 0, block: undefined, failed: undefined,
     });
     return;

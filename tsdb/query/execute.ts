@@ -28,7 +28,7 @@ import { rateOf, subQueryEcho } from './query-spec.js';
 import { literalsToResolve, planRowKeyFilter, tsuidKeyRegex } from './row-key-filter.js';
 import type { ResolvedTagFilter } from './row-key-filter.js';
 import { seriesKeyOfTsuid } from './last-point.js';
-import { rowDownsampleOf } from './point-append.js';
+import { rowDownsampleOf, summaryUseOf } from './point-append.js';
 import { checkDeadline, scanSeries } from './scanner.js';
 import { seriesNames } from './series-names.js';
 import type { SeriesNames } from './series-names.js';
@@ -131,7 +131,8 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
   }
   if (keys !== undefined) filter = undefined;
   const rowDownsample = q.delete ? undefined : rowDownsampleOf(sub.downsample);
-  const pool = q.delete || keys !== undefined ? undefined : tsdb.queryDecodePool();
+  // Rows that hour summaries answer cost less to read here than to pack for a worker.
+  const pool = q.delete || keys !== undefined || summaryUseOf(rowDownsample) !== undefined ? undefined : tsdb.queryDecodePool();
   const parallel = pool !== undefined && (await expectedRows(tsdb, sub, metricUid, win, tsdb.config.queryParallelMinRows)) >= tsdb.config.queryParallelMinRows;
   const session = parallel ? pool.session({ startMs: win.startMs, endMs: win.endMs - 1, maxPoints: limits.maxPoints, spec: pipelineSpecOf(q, sub) }) : undefined;
   let scanned: ScannedSeries[];

