@@ -15,6 +15,7 @@ import { TsdbError } from '../errors.js';
 import type { TsdbErrorCode } from '../errors.js';
 import { isDataPointCell } from '../read/row-merge.js';
 import type { WorkerIn, WorkerOut, WorkerSeries } from './decode-worker.js';
+import type { FormatOptions, OutputSeries } from './format-json.js';
 import type { PipelineSpec } from './pipeline.js';
 import { RowPacker } from './row-pack.js';
 
@@ -34,7 +35,7 @@ export interface DecodeSessionOptions {
 }
 
 interface Pending {
-  resolve(series: WorkerSeries[]): void;
+  resolve(out: WorkerSeries[] | Uint8Array): void;
   reject(err: Error): void;
 }
 
@@ -67,7 +68,7 @@ export class DecodePool {
         if (p === undefined) return;
         this.pending.delete(m.sid);
         if ('error' in m) p.reject(errorFromWire(m.error));
-        else p.resolve(m.series);
+        else p.resolve('series' in m ? m.series : m.bytes);
       });
       w.on('error', (err) => this.failAll(err));
       this.workers.push(w);
@@ -101,7 +102,19 @@ export class DecodePool {
 
   /** @internal */
   expect(sid: number): Promise<WorkerSeries[]> {
-    return new Promise((resolve, reject) => this.pending.set(sid, { resolve, reject }));
+    return new Promise((resolve, reject) => this.pending.set(sid, { resolve: resolve as Pending['resolve'], reject }));
+  }
+
+  /**
+   * `series` formatted by `worker` as format-json.ts formatSeriesListBytes does (their
+   * points are copied to it: own arrays of exactly `count` points are cheapest to send).
+   */
+  format(worker: number, series: readonly OutputSeries[], opts: FormatOptions): Promise<Uint8Array> {
+    if (this.closed) return Promise.reject(new Error('decode pool is closed'));
+    const sid = this.newSid();
+    const p = new Promise<Uint8Array>((resolve, reject) => this.pending.set(sid, { resolve: resolve as Pending['resolve'], reject }));
+    this.post(worker, { type: 'format', sid, series, opts });
+    return p;
   }
 
   /** @internal */

@@ -7,13 +7,16 @@
  *
  * Messages in:  {type:'begin', sid, startMs, endMs, maxPoints, spec?} | {type:'rows', sid, bytes}
  *               | {type:'end', sid} | {type:'cancel', sid}
- * Messages out: {sid, series:[{index, raw, points}]} | {sid, error:{name, code?, message}}
+ *               | {type:'format', sid, series, opts} (format-parallel.ts: a part of an answer's JSON)
+ * Messages out: {sid, series:[{index, raw, points}]} | {sid, bytes} | {sid, error:{name, code?, message}}
  */
 import { parentPort } from 'node:worker_threads';
 import type { PointBlock } from '../codec/point-block.js';
 import { TsdbError } from '../errors.js';
 import { mergeRowCells } from '../read/row-merge.js';
 import { DATA_FAMILY } from '../tables.js';
+import { formatSeriesListBytes } from './format-json.js';
+import type { FormatOptions, OutputSeries } from './format-json.js';
 import { SeriesPreparer } from './pipeline.js';
 import type { PipelineSpec } from './pipeline.js';
 import { appendRow, appendRowBuckets, rowDownsampleOf } from './point-append.js';
@@ -23,6 +26,7 @@ import type { Points } from './series.js';
 
 export type WorkerIn =
   | { type: 'begin'; sid: number; startMs: number; endMs: number; maxPoints: number; spec?: PipelineSpec }
+  | { type: 'format'; sid: number; series: readonly OutputSeries[]; opts: FormatOptions }
   | { type: 'rows'; sid: number; bytes: Uint8Array }
   | { type: 'end'; sid: number }
   | { type: 'cancel'; sid: number };
@@ -37,6 +41,7 @@ export interface WorkerSeries {
 
 export type WorkerOut =
   | { sid: number; series: WorkerSeries[] }
+  | { sid: number; bytes: Uint8Array }
   | { sid: number; error: { name: string; code?: string; message: string } };
 
 interface Session {
@@ -108,6 +113,18 @@ function wireError(err: unknown): { name: string; code?: string; message: string
 }
 
 parentPort!.on('message', (m: WorkerIn) => {
+  if (m.type === 'format') {
+    try {
+      const text = formatSeriesListBytes(m.series, m.opts);
+      // Its own buffer of exactly the bytes, transferred (the output buffer may be bigger).
+      const bytes = new Uint8Array(text.length);
+      bytes.set(text);
+      post({ sid: m.sid, bytes }, [bytes.buffer]);
+    } catch (err) {
+      post({ sid: m.sid, error: wireError(err) });
+    }
+    return;
+  }
   if (m.type === 'begin') {
     // Row-by-row downsampling needs the spec's pipeline after it (a prepared session).
     const rowDs = m.spec === undefined ? undefined : rowDownsampleOf(m.spec.downsample);

@@ -51,18 +51,38 @@ export interface FormatOptions {
 /** The whole /api/query answer as UTF-8 bytes (what the route sends). */
 export function formatQueryResultsBytes(series: readonly OutputSeries[], opts: FormatOptions, summary?: unknown): Buffer {
   const w = new JsonBytes(estimateBytes(series));
-  const keys = new DpsKeys();
   w.ascii('[');
+  writeSeriesList(w, series, opts);
+  if (summary !== undefined) {
+    if (series.length > 0) w.ascii(',');
+    w.text(summaryJson(summary));
+  }
+  w.ascii(']');
+  return w.done();
+}
+
+/**
+ * The series of an answer without the brackets around them, separated by commas: a part of
+ * the answer another thread formats (format-parallel.ts); the parts joined by commas inside
+ * brackets are byte for byte formatQueryResultsBytes' answer.
+ */
+export function formatSeriesListBytes(series: readonly OutputSeries[], opts: FormatOptions): Buffer {
+  const w = new JsonBytes(estimateBytes(series));
+  writeSeriesList(w, series, opts);
+  return w.done();
+}
+
+/** The element that ends an answer with `showSummary`. */
+export function summaryJson(summary: unknown): string {
+  return JSON.stringify({ statsSummary: summary });
+}
+
+function writeSeriesList(w: JsonBytes, series: readonly OutputSeries[], opts: FormatOptions): void {
+  const keys = new DpsKeys();
   for (let i = 0; i < series.length; i++) {
     if (i > 0) w.ascii(',');
     writeSeries(w, series[i]!, opts, keys);
   }
-  if (summary !== undefined) {
-    if (series.length > 0) w.ascii(',');
-    w.text(JSON.stringify({ statsSummary: summary }));
-  }
-  w.ascii(']');
-  return w.done();
 }
 
 function writeSeries(w: JsonBytes, s: OutputSeries, opts: FormatOptions, keys: DpsKeys): void {

@@ -14,11 +14,18 @@ export const MSGPACK_TYPE = 'application/x-msgpack';
 const unpackr = new Unpackr({ useRecords: false, mapsAsObjects: true, int64AsType: 'number' });
 
 export function installBodyParsers(app: FastifyInstance): void {
-  app.addHook('preParsing', async (req, _reply, payload) => {
-    const enc = String(req.headers['content-encoding'] ?? '').toLowerCase().trim();
-    if (enc === '' || enc === 'identity') return payload;
+  // A callback hook: every request with a body passes here, and the common case (no
+  // encoding) should not cost a promise.
+  app.addHook('preParsing', (req, _reply, payload, done) => {
+    const header = req.headers['content-encoding'];
+    const enc = header === undefined ? '' : String(header).toLowerCase().trim();
+    if (enc === '' || enc === 'identity') {
+      done(null, payload);
+      return;
+    }
     if (enc !== 'gzip' && enc !== 'x-gzip' && enc !== 'deflate') {
-      throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', `Unsupported content encoding: ${enc}`);
+      done(new TsdbError('TSDB_ILLEGAL_ARGUMENT', `Unsupported content encoding: ${enc}`));
+      return;
     }
     // The limit and length checks then apply to the decoded bytes.
     delete req.headers['content-length'];
@@ -29,7 +36,7 @@ export function installBodyParsers(app: FastifyInstance): void {
     });
     payload.on('error', (err) => decoded.destroy(err));
     decoded.on('error', () => undefined); // fastify reports it (400); this only keeps it from being unhandled
-    return decoded;
+    done(null, decoded);
   });
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(MSGPACK_TYPE, { parseAs: 'buffer' }, (_req, body, done) => {

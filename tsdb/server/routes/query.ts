@@ -3,7 +3,8 @@
  *
  *   GET  ?start=&end=&m=<agg>:[ds:][rate:]metric{…}&tsuid=…&arrays&ms&show_query…
  *   POST {"start":…,"end":…,"queries":[…],"msResolution":…,"showQuery":…}  (?arrays honoured)
- *     → OpenTSDB's JSON (query/format-json.ts); [] when nothing matches. With
+ *     → OpenTSDB's JSON (query/format-json.ts; a big answer formatted on the decode workers
+ *     too: query/format-parallel.ts); [] when nothing matches. With
  *     `Accept: application/x-msgpack` (msgpack) or `?format=columnar` (JSON): the columnar,
  *     uPlot-aligned shape of query/format-columnar.ts instead.
  *   400 bad query, 404 unknown metric or tag key (OpenTSDB's "No such name for …"),
@@ -16,7 +17,7 @@ import { isTsdbError } from '../../errors.js';
 import { executeQuery } from '../../query/execute.js';
 import { pack } from 'msgpackr';
 import { toColumnar } from '../../query/format-columnar.js';
-import { formatQueryResultsBytes } from '../../query/format-json.js';
+import { formatQueryResultsParallel } from '../../query/format-parallel.js';
 import { AGGREGATOR_NAMES } from '../../query/pipeline.js';
 import { parseQueryJson, parseQueryString } from '../../query/query-spec.js';
 import type { TsQuery } from '../../query/query-spec.js';
@@ -67,7 +68,7 @@ export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       if ((req.query as { format?: string }).format === 'columnar') {
         return reply.type('application/json; charset=utf-8').send(JSON.stringify(toColumnar(run.series, q.msResolution)));
       }
-      const body = formatQueryResultsBytes(run.series, { arrays: q.arrays, msResolution: q.msResolution }, summary);
+      const body = await formatQueryResultsParallel(run.series, { arrays: q.arrays, msResolution: q.msResolution }, summary, tsdb.queryDecodePool());
       return reply.type('application/json; charset=utf-8').send(body);
     } catch (err) {
       if (isTsdbError(err, 'TSDB_NO_SUCH_NAME')) return sendError(reply, 404, err.message);
