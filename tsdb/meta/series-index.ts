@@ -5,7 +5,7 @@
  * suggestions without OpenTSDB's meta-sync step: the writer records each series the first
  * time it sees it (per process), in one mutate per write call.
  */
-import { latin1, prefixEnd } from '../../core/api/bytes.js';
+import { compareBytes, latin1, prefixEnd } from '../../core/api/bytes.js';
 import type { RowFilter, RowMutation, Table, TableSpec } from '../../core/api/store.js';
 
 export const META_TABLE = 'tsdb-meta';
@@ -34,7 +34,17 @@ export interface SeriesIndexOptions {
 interface MetricSeries {
   readonly tsuids: Uint8Array[];
   readonly keys: string[];
+  /** The series holding each tag pair (latin1 of its bytes), sorted; built on first use (postingsOf). */
+  postings?: Postings;
 }
+
+interface Postings {
+  /** Bytes of a tag pair (tagk then tagv); the lists hold pairs at these boundaries. */
+  readonly pairWidth: number;
+  readonly lists: Map<string, Uint8Array[]>;
+}
+
+const NONE: readonly Uint8Array[] = [];
 
 export class SeriesIndex {
   private readonly table: Table;
@@ -55,19 +65,46 @@ export class SeriesIndex {
    * TSUIDs of `metricUid` whose key matches `pattern` (a key regex over the TSUID, read as
    * latin1: `^(?:pattern)$`, flag `s`, as the store evaluates keyRegex), in order, at most
    * `limit`. From the in-memory copy when caching (with `test`, the pattern's byte form,
-   * when given: RowKeyFilterPlan.seriesTest), else a filtered scan of the index.
+   * when given: RowKeyFilterPlan.seriesTest), else a filtered scan of the index. `pairs`
+   * (RowKeyFilterPlan.requiredPairs, with `test`): tag pairs every match holds, so only
+   * the series of the shortest of their lists are tested.
    */
-  async matching(metricUid: Uint8Array, pattern: string, limit: number, signal?: AbortSignal, test?: (tsuid: Uint8Array) => boolean): Promise<Uint8Array[]> {
+  async matching(metricUid: Uint8Array, pattern: string, limit: number, signal?: AbortSignal, test?: (tsuid: Uint8Array) => boolean,
+    pairs: readonly Uint8Array[] = NONE): Promise<Uint8Array[]> {
     if (this.cache === undefined) return this.tsuids(metricUid, limit, signal, { kind: 'keyRegex', pattern });
     const m = await this.metricSeries(metricUid, signal);
     const out: Uint8Array[] = [];
     if (test !== undefined) {
-      for (let i = 0; i < m.tsuids.length && out.length < limit; i++) if (test(m.tsuids[i]!)) out.push(m.tsuids[i]!);
+      let candidates: readonly Uint8Array[] = m.tsuids;
+      if (pairs.length > 0) {
+        const lists = this.postingsOf(m, pairs[0]!.length).lists;
+        for (const p of pairs) {
+          const list = lists.get(latin1(p)) ?? NONE;
+          if (list.length < candidates.length) candidates = list;
+        }
+      }
+      for (let i = 0; i < candidates.length && out.length < limit; i++) if (test(candidates[i]!)) out.push(candidates[i]!);
       return out;
     }
     const re = new RegExp(`^(?:${pattern})$`, 's');
     for (let i = 0; i < m.keys.length && out.length < limit; i++) if (re.test(m.keys[i]!)) out.push(m.tsuids[i]!);
     return out;
+  }
+
+  /** The metric's posting lists (built now if they are not, or were built for other widths). */
+  private postingsOf(m: MetricSeries, pairWidth: number): Postings {
+    if (m.postings?.pairWidth === pairWidth) return m.postings;
+    const lists = new Map<string, Uint8Array[]>();
+    for (const t of m.tsuids) {
+      for (let o = this.metricWidth; o + pairWidth <= t.length; o += pairWidth) {
+        const k = latin1(t.subarray(o, o + pairWidth));
+        const list = lists.get(k);
+        if (list === undefined) lists.set(k, [t]);
+        else if (list.at(-1) !== t) list.push(t); // a pair twice in one TSUID: listed once
+      }
+    }
+    m.postings = { pairWidth, lists };
+    return m.postings;
   }
 
   /** Every series of a metric, sorted (a copy of the in-memory list when caching). */
@@ -142,9 +179,11 @@ export class SeriesIndex {
         else hi = mid;
       }
       if (m.keys[lo] === key) continue;
+      const own = t.slice();
       m.keys.splice(lo, 0, key);
-      m.tsuids.splice(lo, 0, t.slice());
+      m.tsuids.splice(lo, 0, own);
       this.cached++;
+      if (m.postings !== undefined) addPosting(m.postings, own, this.metricWidth);
     }
   }
 
@@ -173,5 +212,25 @@ export class SeriesIndex {
       }
     }
     return out;
+  }
+}
+
+/** Adds a new series to the lists of its pairs, in order. */
+function addPosting(p: Postings, tsuid: Uint8Array, metricWidth: number): void {
+  for (let o = metricWidth; o + p.pairWidth <= tsuid.length; o += p.pairWidth) {
+    const k = latin1(tsuid.subarray(o, o + p.pairWidth));
+    const list = p.lists.get(k);
+    if (list === undefined) {
+      p.lists.set(k, [tsuid]);
+      continue;
+    }
+    let lo = 0;
+    let hi = list.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compareBytes(list[mid]!, tsuid) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    if (list[lo] !== tsuid) list.splice(lo, 0, tsuid);
   }
 }

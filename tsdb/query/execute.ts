@@ -109,7 +109,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
       const hours = baseHours(win, exactMax);
       const most = Math.floor(exactMax / hours.length);
       if (most >= 1) {
-        const tsuids = await tsdb.index.matching(metricUid, plan.seriesRegex, most + 1, signal, plan.seriesTest);
+        const tsuids = await tsdb.index.matching(metricUid, plan.seriesRegex, most + 1, signal, plan.seriesTest, plan.requiredPairs);
         if (tsuids.length <= most) keys = rowKeysOf(tsdb, tsuids, hours);
       }
     }

@@ -45,6 +45,12 @@ export interface RowKeyFilterPlan {
    * hold the TSUIDs in memory: no pattern to compile per query, no string per key.
    */
   readonly seriesTest: ((tsuid: Uint8Array) => boolean) | undefined;
+  /**
+   * Tag pairs (tagk then tagv UID bytes) that every TSUID seriesTest accepts holds at a
+   * pair boundary: one per key entry of exactly one value. The series index looks its
+   * candidates up by them (SeriesIndex.matching) instead of testing every series.
+   */
+  readonly requiredPairs: readonly Uint8Array[];
   /** Filters still to check against each new series' tag names. */
   readonly postScan: readonly TagFilter[];
   /** Tagk UIDs to group by, sorted and distinct. */
@@ -96,7 +102,13 @@ export function planRowKeyFilter(widths: SchemaWidths, filters: readonly Resolve
   const keyRegex = narrowed ? keyPattern(widths, entries, explicit, widths.saltWidth + widths.metric + 4) : undefined;
   const seriesRegex = narrowed ? keyPattern(widths, entries, explicit, widths.metric) : undefined;
   const seriesTest = narrowed ? seriesMatcher(widths, entries, explicit) : undefined;
-  return { keyRegex, seriesRegex, seriesTest, postScan, groupBy };
+  const requiredPairs = entries.filter((e) => e.values?.length === 1).map((e) => {
+    const pair = new Uint8Array(e.tagk.length + e.values![0]!.length);
+    pair.set(e.tagk, 0);
+    pair.set(e.values![0]!, e.tagk.length);
+    return pair;
+  });
+  return { keyRegex, seriesRegex, seriesTest, requiredPairs, postScan, groupBy };
 }
 
 /** The key pattern after `head` bytes (salt, metric, base time of a row key; metric of a TSUID). */
