@@ -56,10 +56,17 @@ describe('/api/query/last', () => {
     clock.now = (T0 + 1023 * 3600) * 1000; // 1023 hours later
     const post = await app.inject({ method: 'POST', url: '/api/query/last', payload: { queries: [{ metric: 'm', tags: { host: 'a' } }], resolveNames: true } });
     expect(post.json()).toEqual([{ timestamp: (T0 + 2) * 1000, value: '1.5', tsuid: '000001000001000001', metric: 'm', tags: { host: 'a' } }]);
+    // The body is written by hand: byte for byte JSON.stringify's text, keys in this order.
+    expect(post.body).toBe(JSON.stringify([{ timestamp: (T0 + 2) * 1000, value: '1.5', tsuid: '000001000001000001', metric: 'm', tags: { host: 'a' } }]));
+    expect(post.headers['content-type']).toBe('application/json; charset=utf-8');
+    const named = await app.inject({ method: 'GET', url: '/api/query/last?timeseries=m&resolve=true' });
+    expect(named.body).toBe(JSON.stringify(named.json()));
+    expect(named.json().map((x: { tags: Record<string, string> }) => x.tags)).toEqual(expect.arrayContaining([{ host: 'a' }, { dc: 'x', host: 'b' }]));
     const all = await app.inject({ method: 'GET', url: '/api/query/last?timeseries=m' });
     expect(all.json().map((x: { value: string }) => x.value).sort()).toEqual(['1.5', '7']);
     const scan1022 = await app.inject({ method: 'POST', url: '/api/query/last', payload: { queries: [{ metric: 'm', tags: { host: 'a' } }], backScan: 1022 } });
     expect(scan1022.json()).toEqual([]);
+    expect(scan1022.body).toBe('[]');
     const scan1024 = await app.inject({ method: 'POST', url: '/api/query/last', payload: { queries: [{ tsuids: ['000001000001000001'] }], backScan: 1024 } });
     expect(scan1024.json()).toEqual([{ timestamp: (T0 + 2) * 1000, value: '1.5', tsuid: '000001000001000001' }]);
     const unknown = await app.inject({ method: 'POST', url: '/api/query/last', payload: { queries: [{ metric: 'nope', tags: {} }] } });

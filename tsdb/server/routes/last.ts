@@ -51,22 +51,26 @@ export function registerLastRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     }
     if (!Number.isInteger(backScan) || backScan < 0) return sendError(reply, 400, `Invalid back scan: ${String(backScan)}`);
     const now = tsdb.now();
-    const out: unknown[] = [];
     const describe = seriesNamer(tsdb);
     const tsuids = await seriesOf(tsdb, queries, describe);
     const points = await lastPoints(tsdb, tsuids, backScan, now);
+    // The JSON written here, as JSON.stringify would write the objects
+    // {timestamp, value, tsuid[, metric, tags]}: a series' tags text is kept with its names.
+    let body = '[';
     for (let k = 0; k < tsuids.length; k++) {
       const tsuid = tsuids[k]!;
       const p = points[k];
       if (p === undefined) continue;
-      const item: Record<string, unknown> = { timestamp: p.ts, value: p.isInt ? String(p.value) : javaDouble(p.value), tsuid: tsuidHex(tsuid) };
+      if (body.length > 1) body += ',';
+      body += `{"timestamp":${p.ts},"value":${JSON.stringify(p.isInt ? String(p.value) : javaDouble(p.value))},"tsuid":"${tsuidHex(tsuid)}"`;
       if (resolve) {
-        const d = await describe(tsuid);
-        if (d !== undefined) Object.assign(item, { metric: d.metric, tags: d.tags });
+        const named = describe(tsuid);
+        const d = named instanceof Promise ? await named : named;
+        if (d !== undefined) body += `,"metric":${JSON.stringify(d.metric)},"tags":${tagsJson(d.tags)}`;
       }
-      out.push(item);
+      body += '}';
     }
-    return out;
+    return reply.type('application/json; charset=utf-8').send(`${body}]`);
   };
   for (const v of ['', '/v1']) app.route({ method: ['GET', 'POST'], url: `/api${v}/query/last`, handler });
 }
@@ -87,9 +91,19 @@ async function seriesOf(tsdb: Tsdb, queries: readonly LastQuery[], describe: Ser
     if (id === undefined) throw new TsdbError('TSDB_NO_SUCH_NAME', `No such name for 'metrics': '${q.metric}'`);
     const want = Object.entries(q.tags ?? {});
     for (const tsuid of await tsdb.index.ofMetric(id)) {
-      const d = await describe(tsuid);
+      const named = describe(tsuid);
+      const d = named instanceof Promise ? await named : named;
       if (d !== undefined && want.every(([k, v]) => v === '*' || d.tags[k] === v)) out.push(tsuid);
     }
   }
   return out;
+}
+
+/** JSON text of tag maps, kept while the map is (series-names.ts keeps a series' map across requests). */
+const tagsText = new WeakMap<object, string>();
+
+function tagsJson(tags: Readonly<Record<string, string>>): string {
+  let t = tagsText.get(tags);
+  if (t === undefined) tagsText.set(tags, (t = JSON.stringify(tags)));
+  return t;
 }

@@ -15,6 +15,7 @@ import { latin1 } from '../../../core/api/bytes.js';
 import { TsdbError } from '../../errors.js';
 import { tsuidHex } from '../../query/scanner.js';
 import { seriesNames } from '../../query/series-names.js';
+import type { SeriesNames } from '../../query/series-names.js';
 import type { Tsdb } from '../../tsdb.js';
 import { parseUidKind } from '../../uid/uid-kind.js';
 import { jsonBody } from '../body-parsers.js';
@@ -130,8 +131,11 @@ export interface SeriesDescription {
   readonly tags: Readonly<Record<string, string>>;
 }
 
-/** Names of a TSUID; undefined when a UID has no name (a damaged index). */
-export type SeriesNamer = (tsuid: Uint8Array) => Promise<SeriesDescription | undefined>;
+/**
+ * Names of a TSUID; undefined when a UID has no name (a damaged index). A value, not a
+ * promise, once the series' names are known (callers with many series skip the await).
+ */
+export type SeriesNamer = (tsuid: Uint8Array) => SeriesDescription | undefined | Promise<SeriesDescription | undefined>;
 
 /**
  * A SeriesNamer for the series of one request: the metric UID is resolved once per
@@ -142,23 +146,30 @@ export function seriesNamer(tsdb: Tsdb): SeriesNamer {
   const w = tsdb.widths;
   const metrics = new Map<string, string | undefined>();
   const described = new Map<string, SeriesDescription | undefined>();
-  return async (tsuid) => {
+  const withTags = (tsuid: Uint8Array, id: string, metric: string | undefined): SeriesDescription | undefined | Promise<SeriesDescription | undefined> => {
+    if (metric === undefined) {
+      described.set(id, undefined);
+      return undefined;
+    }
+    const pairs: Array<[Uint8Array, Uint8Array]> = [];
+    const step = w.tagk + w.tagv;
+    for (let o = w.metric; o + step <= tsuid.length; o += step) pairs.push([tsuid.subarray(o, o + w.tagk), tsuid.subarray(o + w.tagk, o + step)]);
+    const done = (names: SeriesNames | undefined): SeriesDescription | undefined => {
+      const out = names === undefined ? undefined : { metric, tags: names.tags };
+      described.set(id, out);
+      return out;
+    };
+    const named = seriesNames(tsdb, tsuid, pairs);
+    return named instanceof Promise ? named.then(done) : done(named);
+  };
+  return (tsuid) => {
     const id = latin1(tsuid);
     if (described.has(id)) return described.get(id);
     const metricId = id.slice(0, w.metric);
-    let metric: string | undefined;
-    if (metrics.has(metricId)) metric = metrics.get(metricId);
-    else metrics.set(metricId, (metric = await tsdb.metrics.getName(tsuid.subarray(0, w.metric))));
-    let out: SeriesDescription | undefined;
-    if (metric !== undefined) {
-      const pairs: Array<[Uint8Array, Uint8Array]> = [];
-      const step = w.tagk + w.tagv;
-      for (let o = w.metric; o + step <= tsuid.length; o += step) pairs.push([tsuid.subarray(o, o + w.tagk), tsuid.subarray(o + w.tagk, o + step)]);
-      const named = seriesNames(tsdb, tsuid, pairs);
-      const names = named instanceof Promise ? await named : named;
-      if (names !== undefined) out = { metric, tags: names.tags };
-    }
-    described.set(id, out);
-    return out;
+    if (metrics.has(metricId)) return withTags(tsuid, id, metrics.get(metricId));
+    return tsdb.metrics.getName(tsuid.subarray(0, w.metric)).then((metric) => {
+      metrics.set(metricId, metric);
+      return withTags(tsuid, id, metric);
+    });
   };
 }
