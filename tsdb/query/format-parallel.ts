@@ -13,11 +13,16 @@ import type { FormatOptions, OutputSeries } from './format-json.js';
 /** Answers of fewer points are formatted on this thread alone (a part's messages cost ~0.1-0.3 ms). */
 export const PARALLEL_FORMAT_MIN_POINTS = 20_000;
 
-/** The whole answer as formatQueryResultsBytes writes it, on the pool's threads too when it is big. */
-export async function formatQueryResultsParallel(series: readonly OutputSeries[], opts: FormatOptions, summary: unknown, pool: DecodePool | undefined): Promise<Buffer> {
+/**
+ * The whole answer as formatQueryResultsBytes writes it, on the pool's threads too when it
+ * is big. `poolOf` is asked only then (a pool starts its threads on first use).
+ */
+export async function formatQueryResultsParallel(series: readonly OutputSeries[], opts: FormatOptions, summary: unknown,
+  poolOf: () => DecodePool | undefined): Promise<Buffer> {
   let total = 0;
   for (const s of series) total += s.points.count;
-  if (pool === undefined || total < PARALLEL_FORMAT_MIN_POINTS || series.length < 2) return formatQueryResultsBytes(series, opts, summary);
+  const pool = total < PARALLEL_FORMAT_MIN_POINTS || series.length < 2 ? undefined : poolOf();
+  if (pool === undefined) return formatQueryResultsBytes(series, opts, summary);
   const parts = splitByPoints(series, Math.min(pool.threads + 1, series.length), total);
   const remote = Promise.all(parts.slice(1).map((part, i) => pool.format(i, part.map(portable), opts)));
   remote.catch(() => undefined); // awaited below; handled even if this thread's part throws first

@@ -76,7 +76,7 @@ describe('formatting an answer on several threads', () => {
       const summary = rng.chance(0.5) ? { datapoints: 5, queryTimeMs: 1.5 } : undefined;
       const pool = pools[round % pools.length]!;
       const serial = formatQueryResultsBytes(series, opts, summary);
-      const parallel = await formatQueryResultsParallel(series, opts, summary, pool);
+      const parallel = await formatQueryResultsParallel(series, opts, summary, () => pool);
       expect(parallel.equals(serial), `round ${round}`).toBe(true);
       JSON.parse(parallel.toString('utf8'));
       cases++;
@@ -104,9 +104,14 @@ describe('formatting an answer on several threads', () => {
     }
   });
 
-  it('formats small answers on this thread alone', async () => {
+  it('formats small answers on this thread alone, without asking for the pool', async () => {
     let messages = 0;
-    const spy = { threads: 2, format: () => { messages++; return Promise.resolve(new Uint8Array(0)); } } as unknown as DecodePool;
+    let asked = 0;
+    const pool = { threads: 2, format: () => { messages++; return Promise.resolve(new Uint8Array(0)); } } as unknown as DecodePool;
+    const spy = (): DecodePool => {
+      asked++;
+      return pool;
+    };
     const rng = new Random(3);
     const small = randomSeries(rng, 10, PARALLEL_FORMAT_MIN_POINTS / 2);
     const total = small.reduce((n, s) => n + s.points.count, 0);
@@ -116,15 +121,19 @@ describe('formatting an answer on several threads', () => {
     const one = randomSeries(rng, 1, PARALLEL_FORMAT_MIN_POINTS * 2);
     expect((await formatQueryResultsParallel(one, opts, undefined, spy)).equals(formatQueryResultsBytes(one, opts))).toBe(true);
     expect(messages).toBe(0);
+    expect(asked).toBe(0);
     const big = randomSeries(rng, 10, PARALLEL_FORMAT_MIN_POINTS * 2);
     await expect(formatQueryResultsParallel(big, opts, undefined, spy)).resolves.toBeInstanceOf(Buffer);
     expect(messages).toBe(2);
+    expect(asked).toBe(1);
+    // No pool (no decode threads): the one thread writes it all.
+    expect((await formatQueryResultsParallel(big, opts, undefined, () => undefined)).equals(formatQueryResultsBytes(big, opts))).toBe(true);
   });
 
   it('fails the answer, not the process, when a worker cannot format', async () => {
     const closed = new DecodePool(1);
     await closed.close();
     const series = randomSeries(new Random(5), 4, PARALLEL_FORMAT_MIN_POINTS * 2);
-    await expect(formatQueryResultsParallel(series, SHAPES[1]!, undefined, closed)).rejects.toThrow(/closed/);
+    await expect(formatQueryResultsParallel(series, SHAPES[1]!, undefined, () => closed)).rejects.toThrow(/closed/);
   });
 });

@@ -68,7 +68,7 @@ export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       if ((req.query as { format?: string }).format === 'columnar') {
         return reply.type('application/json; charset=utf-8').send(JSON.stringify(toColumnar(run.series, q.msResolution)));
       }
-      const body = await formatQueryResultsParallel(run.series, { arrays: q.arrays, msResolution: q.msResolution }, summary, tsdb.queryDecodePool());
+      const body = await formatQueryResultsParallel(run.series, { arrays: q.arrays, msResolution: q.msResolution }, summary, () => tsdb.queryDecodePool());
       return reply.type('application/json; charset=utf-8').send(body);
     } catch (err) {
       if (isTsdbError(err, 'TSDB_NO_SUCH_NAME')) return sendError(reply, 404, err.message);
