@@ -62,7 +62,7 @@ export interface TsdbConfig {
   readonly queryMaxConcurrent: number;
   /** How long a query may wait for a slot before 503 with Retry-After. */
   readonly queryQueueMs: number;
-  /** Worker threads that decode big queries beside the main thread (0: none). */
+  /** Worker threads that decode big queries and format big answers beside the main thread (0: none). */
   readonly queryDecodeThreads: number;
   /** A sub-query expected to read at least this many rows is decoded in parallel. */
   readonly queryParallelMinRows: number;

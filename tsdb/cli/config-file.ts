@@ -138,7 +138,7 @@ const HORAE_FIELDS: Readonly<Record<string, KeySpec>> = {
   'horae.query.timeout_ms': field('queryTimeoutMs', int(0, 1e9), 'ms a query may run (413 beyond; 0: no limit)'),
   'horae.query.max_concurrent': field('queryMaxConcurrent', int(0, 1e6), 'queries running at once (0: no limit); more wait'),
   'horae.query.queue_ms': field('queryQueueMs', int(0, 1e9), 'ms a query waits for a slot before 503'),
-  'horae.query.decode_threads': field('queryDecodeThreads', int(0, 64), 'worker threads decoding big queries (default: cores - 1, at most 3; 0 on one core)'),
+  'horae.query.decode_threads': field('queryDecodeThreads', int(0, 64), 'worker threads decoding big queries and formatting big answers (default: cores - 1, at most 3; 0 on one core)'),
   'horae.query.parallel_min_rows': field('queryParallelMinRows', int(0, 1e12), 'rows a sub-query must expect to be decoded in parallel'),
   'horae.query.exact_max_rows': field('queryExactMaxRows', int(0, 1e6), 'most rows a sub-query reads by exact gets (series index × hours) instead of scanning every salt bucket; 0: always scan'),
   'horae.auth.tokens_file': {
