@@ -965,6 +965,12 @@ export class Engine {
    * disk, not the state in memory: a flush installed in memory but not yet recorded by a
    * finished manifest write still needs its WAL (a crash now would recover from the older
    * manifest, which does not know the new file).
+   *
+   * NB: the logs to delete are chosen, and taken off the list, in one synchronous step
+   * before the first unlink is awaited. A roll during those awaits pushes a new current
+   * log with no entry yet (maxSeq 0); a sweep that went on judging the live list against
+   * the log current when it began unlinked that new log, and every write acknowledged
+   * into it was lost in a crash (test/embedded/wal-delete-race.test.ts).
    */
   private async deleteObsoleteWals(closing = false): Promise<void> {
     const live = new Map<number, Region>();
@@ -979,12 +985,13 @@ export class Engine {
     // recorded by the manifest just written) it holds nothing recovery needs.
     const current = closing ? -1 : this.wal.logNumber;
     const keep: WalFileInfo[] = [];
-    for (const w of this.walFiles) {
-      if (w.number !== current && w.maxSeq < minNeeded) {
-        await this.fs.remove(joinPath(this.dir, walName(w.number))).catch((err: unknown) => this.noteBackgroundError(err));
-      } else keep.push(w);
-    }
+    const obsolete: WalFileInfo[] = [];
+    for (const w of this.walFiles) (w.number !== current && w.maxSeq < minNeeded ? obsolete : keep).push(w);
+    if (obsolete.length === 0) return;
     this.walFiles = keep;
+    for (const w of obsolete) {
+      await this.fs.remove(joinPath(this.dir, walName(w.number))).catch((err: unknown) => this.noteBackgroundError(err));
+    }
   }
 
   walBytes(): number {
