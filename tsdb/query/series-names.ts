@@ -39,7 +39,7 @@ class SeriesNameCache {
   }
 
   /** The kept names (synchronously), or a promise of them resolved now. */
-  names(tsuid: Uint8Array, tags: readonly (readonly [Uint8Array, Uint8Array])[]): SeriesNames | Promise<SeriesNames | undefined> {
+  names(tsuid: Uint8Array, tags: readonly (readonly [Uint8Array, Uint8Array])[] | undefined): SeriesNames | Promise<SeriesNames | undefined> {
     const { tagks, tagvs } = this.tsdb;
     if (tagks.namesEpoch !== this.tagkEpoch || tagvs.namesEpoch !== this.tagvEpoch) {
       this.byTsuid.clear();
@@ -47,7 +47,7 @@ class SeriesNameCache {
       this.tagvEpoch = tagvs.namesEpoch;
     }
     const id = latin1(tsuid);
-    return this.byTsuid.get(id) ?? this.resolve(id, tsuid, tags);
+    return this.byTsuid.get(id) ?? this.resolve(id, tsuid, tags ?? tagPairsOf(this.tsdb, tsuid));
   }
 
   private async resolve(id: string, tsuid: Uint8Array, tags: readonly (readonly [Uint8Array, Uint8Array])[]): Promise<SeriesNames | undefined> {
@@ -72,12 +72,22 @@ class SeriesNameCache {
 
 const caches = new WeakMap<Tsdb, SeriesNameCache>();
 
+/** The tag pairs (tagk, tagv UID bytes, in key order) of a TSUID: views of it. */
+function tagPairsOf(tsdb: Tsdb, tsuid: Uint8Array): Array<[Uint8Array, Uint8Array]> {
+  const w = tsdb.widths;
+  const pairs: Array<[Uint8Array, Uint8Array]> = [];
+  const step = w.tagk + w.tagv;
+  for (let o = w.metric; o + step <= tsuid.length; o += step) pairs.push([tsuid.subarray(o, o + w.tagk), tsuid.subarray(o + w.tagk, o + step)]);
+  return pairs;
+}
+
 /**
- * The names of the series with this TSUID and tag pairs (UID bytes, in key order), as
+ * The names of the series with this TSUID and tag pairs (UID bytes, in key order; taken
+ * from the TSUID when not given, and only when the names are not kept yet), as
  * getName answers them now; undefined when a UID has no name. Kept names come back
  * synchronously (no await per series), others as a promise.
  */
-export function seriesNames(tsdb: Tsdb, tsuid: Uint8Array, tags: readonly (readonly [Uint8Array, Uint8Array])[]): SeriesNames | Promise<SeriesNames | undefined> {
+export function seriesNames(tsdb: Tsdb, tsuid: Uint8Array, tags?: readonly (readonly [Uint8Array, Uint8Array])[]): SeriesNames | Promise<SeriesNames | undefined> {
   let c = caches.get(tsdb);
   if (c === undefined) caches.set(tsdb, (c = new SeriesNameCache(tsdb)));
   return c.names(tsuid, tags);

@@ -52,7 +52,7 @@ export function registerLastRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     if (!Number.isInteger(backScan) || backScan < 0) return sendError(reply, 400, `Invalid back scan: ${String(backScan)}`);
     const now = tsdb.now();
     const describe = seriesNamer(tsdb);
-    const tsuids = await seriesOf(tsdb, queries, describe);
+    const { tsuids, hex } = await seriesOf(tsdb, queries, describe);
     const points = await lastPoints(tsdb, tsuids, backScan, now);
     // The JSON written here, as JSON.stringify would write the objects
     // {timestamp, value, tsuid[, metric, tags]}: a series' tags text is kept with its names.
@@ -62,7 +62,7 @@ export function registerLastRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       const p = points[k];
       if (p === undefined) continue;
       if (body.length > 1) body += ',';
-      body += `{"timestamp":${p.ts},"value":${JSON.stringify(p.isInt ? String(p.value) : javaDouble(p.value))},"tsuid":"${tsuidHex(tsuid)}"`;
+      body += `{"timestamp":${p.ts},"value":${JSON.stringify(p.isInt ? String(p.value) : javaDouble(p.value))},"tsuid":"${hex[k] ?? tsuidHex(tsuid)}"`;
       if (resolve) {
         const named = describe(tsuid);
         const d = named instanceof Promise ? await named : named;
@@ -75,14 +75,19 @@ export function registerLastRoutes(app: FastifyInstance, tsdb: Tsdb): void {
   for (const v of ['', '/v1']) app.route({ method: ['GET', 'POST'], url: `/api${v}/query/last`, handler });
 }
 
-/** TSUIDs of the queries: given directly, or every indexed series of the metric with those tags. */
-async function seriesOf(tsdb: Tsdb, queries: readonly LastQuery[], describe: SeriesNamer): Promise<Uint8Array[]> {
+/**
+ * TSUIDs of the queries: given directly, or every indexed series of the metric with those
+ * tags; with each one's upper-case hex when its names were looked up (undefined otherwise).
+ */
+async function seriesOf(tsdb: Tsdb, queries: readonly LastQuery[], describe: SeriesNamer): Promise<{ tsuids: Uint8Array[]; hex: Array<string | undefined> }> {
   const out: Uint8Array[] = [];
+  const hex: Array<string | undefined> = [];
   for (const q of queries) {
     if (Array.isArray(q.tsuids)) {
-      for (const hex of q.tsuids) {
-        if (!/^([0-9A-Fa-f]{2})+$/.test(hex)) throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', `Invalid TSUID: ${hex}`);
-        out.push(fromHex(hex));
+      for (const h of q.tsuids) {
+        if (!/^([0-9A-Fa-f]{2})+$/.test(h)) throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', `Invalid TSUID: ${h}`);
+        out.push(fromHex(h));
+        hex.push(undefined);
       }
       continue;
     }
@@ -93,10 +98,14 @@ async function seriesOf(tsdb: Tsdb, queries: readonly LastQuery[], describe: Ser
     for (const tsuid of await tsdb.index.ofMetric(id)) {
       const named = describe(tsuid);
       const d = named instanceof Promise ? await named : named;
-      if (d !== undefined && want.every(([k, v]) => v === '*' || d.tags[k] === v)) out.push(tsuid);
+      // `k=*`: the series has the tag key, with any value (as the lookup API matches).
+      if (d !== undefined && want.every(([k, v]) => d.tags[k] !== undefined && (v === '*' || d.tags[k] === v))) {
+        out.push(tsuid);
+        hex.push(d.tsuid);
+      }
     }
   }
-  return out;
+  return { tsuids: out, hex };
 }
 
 /** JSON text of tag maps, kept while the map is (series-names.ts keeps a series' map across requests). */

@@ -59,7 +59,7 @@ export function registerLookupRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       const s = await describe(tsuid);
       if (s === undefined || !matches(s.tags, tags)) continue;
       total++;
-      if (results.length < limit) results.push({ tsuid: tsuidHex(tsuid), ...s });
+      if (results.length < limit) results.push({ tsuid: s.tsuid, metric: s.metric, tags: s.tags });
     }
     return { type: 'LOOKUP', metric: metric === '' ? '*' : metric, tags, limit, time: performance.now() - started, results, startIndex: 0, totalResults: total };
   };
@@ -129,6 +129,8 @@ function matches(tags: Readonly<Record<string, string>>, patterns: readonly TagP
 export interface SeriesDescription {
   readonly metric: string;
   readonly tags: Readonly<Record<string, string>>;
+  /** The TSUID in upper-case hex. */
+  readonly tsuid: string;
 }
 
 /**
@@ -151,15 +153,12 @@ export function seriesNamer(tsdb: Tsdb): SeriesNamer {
       described.set(id, undefined);
       return undefined;
     }
-    const pairs: Array<[Uint8Array, Uint8Array]> = [];
-    const step = w.tagk + w.tagv;
-    for (let o = w.metric; o + step <= tsuid.length; o += step) pairs.push([tsuid.subarray(o, o + w.tagk), tsuid.subarray(o + w.tagk, o + step)]);
     const done = (names: SeriesNames | undefined): SeriesDescription | undefined => {
-      const out = names === undefined ? undefined : { metric, tags: names.tags };
+      const out = names === undefined ? undefined : { metric, tags: names.tags, tsuid: names.tsuid };
       described.set(id, out);
       return out;
     };
-    const named = seriesNames(tsdb, tsuid, pairs);
+    const named = seriesNames(tsdb, tsuid);
     return named instanceof Promise ? named.then(done) : done(named);
   };
   return (tsuid) => {
