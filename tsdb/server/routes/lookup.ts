@@ -13,7 +13,6 @@
 import type { FastifyInstance } from 'fastify';
 import { latin1 } from '../../../core/api/bytes.js';
 import { TsdbError } from '../../errors.js';
-import { tsuidHex } from '../../query/scanner.js';
 import { seriesNames } from '../../query/series-names.js';
 import type { SeriesNames } from '../../query/series-names.js';
 import type { Tsdb } from '../../tsdb.js';
