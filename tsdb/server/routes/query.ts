@@ -10,7 +10,7 @@
  *   400 bad query, 404 unknown metric or tag key (OpenTSDB's "No such name for …"),
  *   413 when the query would read more series or points than the configured limits, or
  *   runs longer than tsd.query.timeout.
- * A client that goes away aborts the scans.
+ * A client that goes away aborts the scans (one abort per connection: clientGone below).
  */
 import { Socket } from 'node:net';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
