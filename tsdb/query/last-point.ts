@@ -13,7 +13,10 @@
  * leaves the rest to the per-series scan, so a stale series never drags a whole bucket in.
  *
  * Before any scan, series with a trusted newest-hour hint (meta/newest-hours.ts: embedded
- * and memory stores) are read with one batched get of the row at their hint. The bucket
+ * and memory stores) are read with one batched get of the row at their hint.
+ *
+ * Every read borrows its values (ReadOptionsBase.borrowValues): a row's newest point is
+ * decoded before the next call into the store, and only numbers are kept. The bucket
  * scans then start past every row of their metric (future hours included), so the first
  * row of a series they pass is its newest: that hour becomes the series' trusted hint.
  */
@@ -66,7 +69,7 @@ export async function lastPoint(tsdb: Tsdb, tsuid: Uint8Array, backScanHours: nu
   if (backScanHours > 0) {
     const keys: Uint8Array[] = [];
     for (let h = 0; h <= backScanHours && nowHour - h * 3600 >= 0; h++) keys.push(patchBaseTime(template, baseOffset, nowHour - h * 3600));
-    const rows = await tsdb.data.get(keys, { families: [DATA_FAMILY] });
+    const rows = await tsdb.data.get(keys, { families: [DATA_FAMILY], borrowValues: true });
     for (let i = 0; i < rows.length; i++) {
       const p = newest(rows[i]?.cells, baseTimeOfKey(w, keys[i]!));
       if (p !== undefined) return p;
@@ -86,12 +89,12 @@ export async function lastPoint(tsdb: Tsdb, tsuid: Uint8Array, backScanHours: nu
     // A backend without reverse scans (the Bigtable emulator): read the series' rows
     // forward and keep the newest point seen.
     let last: LastPoint | undefined;
-    for await (const rows of tsdb.data.scan({ start: start.slice(), ...(stop === undefined ? {} : { end: stop.slice() }), filter, families: [DATA_FAMILY], batchRows: 256 })) {
+    for await (const rows of tsdb.data.scan({ start: start.slice(), ...(stop === undefined ? {} : { end: stop.slice() }), filter, families: [DATA_FAMILY], batchRows: 256, borrowValues: true })) {
       for (const row of rows) last = newest(row.cells, baseTimeOfKey(w, row.key)) ?? last;
     }
     return last;
   }
-  for await (const rows of tsdb.data.scan({ start: start.slice(), ...(stop === undefined ? {} : { end: stop.slice() }), reverse: true, filter, families: [DATA_FAMILY], batchRows: 16 })) {
+  for await (const rows of tsdb.data.scan({ start: start.slice(), ...(stop === undefined ? {} : { end: stop.slice() }), reverse: true, filter, families: [DATA_FAMILY], batchRows: 16, borrowValues: true })) {
     for (const row of rows) {
       const p = newest(row.cells, baseTimeOfKey(w, row.key));
       if (p !== undefined) return p;
@@ -149,7 +152,7 @@ export async function lastPoints(tsdb: Tsdb, tsuids: readonly Uint8Array[], back
     /** Series whose newest row (with a point) the scan has passed, hour not yet trusted. */
     const seen = new Set<number>();
     let budget = ROWS_PER_SERIES_BUDGET * g.members.length;
-    scan: for await (const rows of tsdb.data.scan({ start: g.prefix.slice(), ...(stop === undefined ? {} : { end: stop.slice() }), reverse: true, filter, families: [DATA_FAMILY], batchRows: g.members.length })) {
+    scan: for await (const rows of tsdb.data.scan({ start: g.prefix.slice(), ...(stop === undefined ? {} : { end: stop.slice() }), reverse: true, filter, families: [DATA_FAMILY], batchRows: g.members.length, borrowValues: true })) {
       for (const row of rows) {
         const i = byId.get(seriesIdOfKey(row.key, baseOffset));
         if (i !== undefined && pending.has(i)) {
@@ -198,7 +201,7 @@ async function readHinted(tsdb: Tsdb, tsuids: readonly Uint8Array[], nowHour: nu
     keys.push(patchBaseTime(templateOf(tsdb, tsuids[i]!), baseOffset, hour));
   }
   if (keys.length === 0) return rest;
-  const rows = await tsdb.data.get(keys, { families: [DATA_FAMILY] });
+  const rows = await tsdb.data.get(keys, { families: [DATA_FAMILY], borrowValues: true });
   for (let k = 0; k < asked.length; k++) {
     const i = asked[k]!;
     const p = newest(rows[k]?.cells, baseTimeOfKey(w, keys[k]!));

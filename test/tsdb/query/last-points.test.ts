@@ -5,7 +5,10 @@
  * metrics, a TSUID with no data, and with a back-scan.
  */
 import { describe, expect, it } from 'vitest';
+import { openEmbeddedStore } from '../../../core/embedded/embedded-store.js';
+import { MemFileSystem } from '../../../core/fs/mem-fs.js';
 import { lastPoint, lastPoints } from '../../../tsdb/query/last-point.js';
+import { Tsdb } from '../../../tsdb/tsdb.js';
 import { openFixture, pt } from '../helpers/tsdb-fixture.js';
 
 const T0 = Date.UTC(2026, 0, 1) / 1000;
@@ -44,5 +47,46 @@ describe('lastPoints', () => {
     const scanned = await lastPoints(tsdb, asked, 10, now);
     expect(scanned).toEqual(await Promise.all(asked.map((t) => lastPoint(tsdb, t, 10, now))));
     expect(scanned.filter((p) => p !== undefined)).toHaveLength(38); // h0 of m1 and of m2 stopped at hour 1
+  });
+
+  // The reads borrow their values: on the embedded store those are views of SST blocks and
+  // memstore slabs, valid only until the next call into the store. Compressed hours in
+  // files, loose cells in a memstore, and each series' answer checked against its input.
+  it('answers from borrowed values of files and memstores on the embedded store', async () => {
+    const clock = { now: (T0 + 30 * 3600) * 1000 };
+    const store = await openEmbeddedStore({ dir: '/db', fs: new MemFileSystem(), clock: () => clock.now, maintenanceIntervalMs: 0 });
+    const tsdb = await Tsdb.open(store, { config: { saltBuckets: 4 }, now: () => clock.now, background: false });
+    try {
+      const newest = new Map<string, { ts: number; value: number }>();
+      const write = async (hours: number, from: number): Promise<void> => {
+        const points = [];
+        for (let h = 0; h < 24; h++) {
+          for (let t = from; t < from + hours * 3600; t += 60 + h) {
+            const value = h * 100_000 + t / 60 + 0.25;
+            points.push(pt('m', T0 + t, value, { host: `h${h}` }));
+            newest.set(`h${h}`, { ts: (T0 + t) * 1000, value });
+          }
+        }
+        expect((await tsdb.ingest.write(points)).every((o) => o === undefined)).toBe(true);
+      };
+      await write(20, 0);
+      await tsdb.compactor.runOnce({ force: true, sweep: true });
+      await tsdb.data.flush();
+      await write(1, 20 * 3600); // the newest hour: loose cells, in the memstore
+      const ids = await tsdb.index.tsuids((await tsdb.metrics.getId('m'))!, 1000);
+      const names = await Promise.all(ids.map(async (t) => (await tsdb.tagvs.getName(t.subarray(6, 9)))!));
+      const check = async (): Promise<void> => {
+        const got = await lastPoints(tsdb, ids, 0, clock.now);
+        expect(got.map((p) => p && { ts: p.ts, value: p.value })).toEqual(names.map((n) => newest.get(n)));
+      };
+      await check(); // scans (no trusted hints yet)
+      await check(); // one batched get of the hinted rows
+      await tsdb.compactor.runOnce({ force: true, sweep: true });
+      await tsdb.data.flush();
+      await check(); // every newest hour a compressed cell in a file
+    } finally {
+      await tsdb.close();
+      await store.close();
+    }
   });
 });
