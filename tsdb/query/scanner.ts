@@ -24,7 +24,8 @@ import type { DecodeSession } from './decode-pool.js';
 import type { Aggregator } from './aggregators.js';
 import { appendHourSummary, appendRow, appendRowBuckets, bucketsStayInRows, rowSummary, summaryUseOf } from './point-append.js';
 import type { Points } from './series.js';
-import { baseTimeOfKey, metricScanRange } from '../schema/row-key.js';
+import { baseTimeOfKey, metricScanRange, tsuidTagPairs } from '../schema/row-key.js';
+import type { SchemaWidths } from '../schema/widths.js';
 import { DATA_FAMILY } from '../tables.js';
 import type { Tsdb } from '../tsdb.js';
 
@@ -153,7 +154,7 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
     let s = bySeries.get(id);
     if (s === undefined) {
       if (bySeries.size >= maxSeries) throw tooLarge(`more than ${maxSeries} series`);
-      s = newSeries(key, w.saltWidth, w.metric, head, w.tagk + w.tagv, w.tagk);
+      s = newSeries(w, key, head);
       bySeries.set(id, s);
       indexOf.set(s, list.length);
       list.push(s);
@@ -302,13 +303,11 @@ function hasAnnotationCell(cells: readonly Cell[]): boolean {
 const EMPTY_F64 = new Float64Array(0);
 const EMPTY_U8 = new Uint8Array(0);
 
-function newSeries(key: Uint8Array, saltWidth: number, metricWidth: number, head: number, pairLen: number, tagkWidth: number): ScannedSeries {
-  const tsuid = new Uint8Array(metricWidth + key.length - head);
-  tsuid.set(key.subarray(saltWidth, saltWidth + metricWidth), 0);
-  tsuid.set(key.subarray(head), metricWidth);
-  const tags: Array<[Uint8Array, Uint8Array]> = [];
-  for (let o = metricWidth; o < tsuid.length; o += pairLen) tags.push([tsuid.subarray(o, o + tagkWidth), tsuid.subarray(o + tagkWidth, o + pairLen)]);
-  return { tsuid, tags, count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 };
+function newSeries(w: SchemaWidths, key: Uint8Array, head: number): ScannedSeries {
+  const tsuid = new Uint8Array(w.metric + key.length - head);
+  tsuid.set(key.subarray(w.saltWidth, w.saltWidth + w.metric), 0);
+  tsuid.set(key.subarray(head), w.metric);
+  return { tsuid, tags: tsuidTagPairs(w, tsuid), count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 };
 }
 
 function compareIds(a: Uint8Array, b: Uint8Array): number {

@@ -11,6 +11,7 @@
  * name next time).
  */
 import { latin1, toHex } from '../../core/api/bytes.js';
+import { tsuidTagPairs } from '../schema/row-key.js';
 import type { Tsdb } from '../tsdb.js';
 import { TwoGenCache } from '../uid/two-gen-cache.js';
 import { tsuidHex } from './scanner.js';
@@ -47,7 +48,7 @@ class SeriesNameCache {
       this.tagvEpoch = tagvs.namesEpoch;
     }
     const id = latin1(tsuid);
-    return this.byTsuid.get(id) ?? this.resolve(id, tsuid, tags ?? tagPairsOf(this.tsdb, tsuid));
+    return this.byTsuid.get(id) ?? this.resolve(id, tsuid, tags ?? tsuidTagPairs(this.tsdb.widths, tsuid));
   }
 
   private async resolve(id: string, tsuid: Uint8Array, tags: readonly (readonly [Uint8Array, Uint8Array])[]): Promise<SeriesNames | undefined> {
@@ -71,15 +72,6 @@ class SeriesNameCache {
 }
 
 const caches = new WeakMap<Tsdb, SeriesNameCache>();
-
-/** The tag pairs (tagk, tagv UID bytes, in key order) of a TSUID: views of it. */
-function tagPairsOf(tsdb: Tsdb, tsuid: Uint8Array): Array<[Uint8Array, Uint8Array]> {
-  const w = tsdb.widths;
-  const pairs: Array<[Uint8Array, Uint8Array]> = [];
-  const step = w.tagk + w.tagv;
-  for (let o = w.metric; o + step <= tsuid.length; o += step) pairs.push([tsuid.subarray(o, o + w.tagk), tsuid.subarray(o + w.tagk, o + step)]);
-  return pairs;
-}
 
 /**
  * The names of the series with this TSUID and tag pairs (UID bytes, in key order; taken

@@ -150,6 +150,14 @@ export function decodeRowKey(w: SchemaWidths, key: Uint8Array): DecodedRowKey {
   };
 }
 
+/** The (tagk, tagv) UID pairs of a TSUID, in key order: views of it. */
+export function tsuidTagPairs(w: SchemaWidths, tsuid: Uint8Array): Array<[Uint8Array, Uint8Array]> {
+  const pairLen = w.tagk + w.tagv;
+  const tags: Array<[Uint8Array, Uint8Array]> = [];
+  for (let o = w.metric; o + pairLen <= tsuid.length; o += pairLen) tags.push([tsuid.subarray(o, o + w.tagk), tsuid.subarray(o + w.tagk, o + pairLen)]);
+  return tags;
+}
+
 /** The TSUID of a row key: metric UID and tag pairs, without salt and base time (a copy). */
 export function tsuidOfKey(w: SchemaWidths, key: Uint8Array): Uint8Array {
   const metricEnd = w.saltWidth + w.metric;

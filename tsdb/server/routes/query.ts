@@ -29,7 +29,7 @@ import { ensureWriteRole } from '../auth.js';
 import { sendError } from '../http-errors.js';
 
 /** One abort per connection, fired when it closes (see clientGone). */
-const connectionAborts = new WeakMap<object, AbortController>();
+const connectionAborts = new WeakMap<Socket, AbortController>();
 
 /**
  * A signal that fires when the request's client goes away. Per connection: the socket's
@@ -39,7 +39,7 @@ const connectionAborts = new WeakMap<object, AbortController>();
  * fired by the response's 'close' before the answer was sent.
  */
 function clientGone(req: FastifyRequest, reply: FastifyReply): AbortSignal {
-  const socket = req.raw.socket as (Socket & { destroyed?: boolean }) | undefined | null;
+  const socket: unknown = req.raw.socket;
   if (socket instanceof Socket) {
     let ac = connectionAborts.get(socket);
     if (ac === undefined) {
