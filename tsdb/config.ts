@@ -73,6 +73,11 @@ export interface TsdbConfig {
    */
   readonly queryExactMaxRows: number;
   /**
+   * Series whose newest point /api/query/last keeps in memory (meta/last-values.ts; only
+   * when this process is the data's only writer: the embedded and memory stores). 0: none.
+   */
+  readonly queryLastCacheSeries: number;
+  /**
    * Authentication (tsdb/server/auth.ts, docs/SECURITY.md): a file of `token role` lines
    * (horae.auth.tokens_file) and/or inline entries `token role[, token role…]`
    * (horae.auth.tokens, env HORAE_AUTH_TOKENS). Both empty: authentication is off.
@@ -156,6 +161,7 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   queryDecodeThreads: defaultDecodeThreads(availableParallelism()),
   queryParallelMinRows: 1000,
   queryExactMaxRows: 256,
+  queryLastCacheSeries: 1_000_000,
   authTokensFile: '',
   authTokens: '',
   httpMaxHeaderBytes: 32 * 1024,
@@ -208,6 +214,7 @@ export function resolveTsdbConfig(overrides: Partial<TsdbConfig> = {}): TsdbConf
   int('queryDecodeThreads', 0, 64);
   int('queryParallelMinRows', 0, 1e12);
   int('queryExactMaxRows', 0, 1e6);
+  int('queryLastCacheSeries', 0, 1e9);
   if (c.durability !== 'sync' && c.durability !== 'buffered') {
     throw new RangeError(`config durability must be 'sync' or 'buffered', got ${String(c.durability)}`);
   }

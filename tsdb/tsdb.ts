@@ -12,6 +12,7 @@ import { isStoreError } from '../core/api/errors.js';
 import type { Store, Table } from '../core/api/store.js';
 import { HourCompactor } from './compact/hour-compactor.js';
 import { DecodePool } from './query/decode-pool.js';
+import { LastValues } from './meta/last-values.js';
 import { NewestHours, tsuidKeyOfRowKey } from './meta/newest-hours.js';
 import { SeriesIndex, metaTableSpec } from './meta/series-index.js';
 import { resolveTsdbConfig } from './config.js';
@@ -60,6 +61,8 @@ export class Tsdb {
   readonly index: SeriesIndex;
   /** Newest-hour hints for /api/query/last; only where this process is the data table's one writer. */
   readonly newestHours: NewestHours | undefined;
+  /** Each series' newest point, for /api/query/last (embedded and memory stores; meta/last-values.ts). */
+  readonly lastValues: LastValues | undefined;
   readonly now: () => number;
   private closed = false;
   private decodePool: DecodePool | undefined;
@@ -81,6 +84,7 @@ export class Tsdb {
     const singleWriter = backend === 'embedded' || backend === 'memory';
     this.index = new SeriesIndex(meta, this.widths.metric, { cache: singleWriter });
     const hints = (this.newestHours = singleWriter ? new NewestHours(() => this.ingest.stats().inflightPoints > 0) : undefined);
+    const lastValues = (this.lastValues = singleWriter && config.queryLastCacheSeries > 0 ? new LastValues(config.queryLastCacheSeries) : undefined);
     const { saltWidth, metric: metricWidth } = this.widths;
     const markDirty = config.compactHours
       ? (key: Uint8Array, base: number, nowMs: number): DirtyMark => this.compactor.markDirty(key, base, nowMs)
@@ -100,6 +104,12 @@ export class Tsdb {
             hints.written(tsuidKeyOfRowKey(key, saltWidth, metricWidth), base);
             return markDirty(key, base, nowMs);
           },
+      ...(lastValues === undefined ? {} : {
+        newestPoints: {
+          stored: (e, ms, value, isInt) => lastValues.written(e.tsuidKey ??= tsuidKeyOfRowKey(e.template, saltWidth, metricWidth), ms, value, isInt),
+          failed: () => lastValues.clear(),
+        },
+      }),
     });
   }
 
@@ -123,12 +133,21 @@ export class Tsdb {
     return kind === 'metric' ? this.metrics : kind === 'tagk' ? this.tagks : this.tagvs;
   }
 
+  /**
+   * Rows of the data table were deleted (DELETE /api/query): the newest points kept for
+   * /api/query/last may be gone. Whatever deletes data rows must call this.
+   */
+  rowsDeleted(): void {
+    this.lastValues?.clear();
+  }
+
   dropCaches(): void {
     this.metrics.dropCaches();
     this.tagks.dropCaches();
     this.tagvs.dropCaches();
     this.ingest.dropCaches();
     this.newestHours?.distrustAll();
+    this.lastValues?.clear();
   }
 
   /** Self-metrics as OpenTSDB reports them (tsd.* names), plus horae.* ones. */
@@ -154,6 +173,12 @@ export class Tsdb {
       add('tsd.uid.cache-miss', s.cacheMisses, { kind });
       add('tsd.uid.ids-used', await t.usedIds(), { kind });
       add('tsd.uid.ids-available', t.maxId - (await t.usedIds()), { kind });
+    }
+    if (this.lastValues !== undefined) {
+      const lv = this.lastValues.stats();
+      add('horae.query.last_cache.series', lv.series);
+      add('horae.query.last_cache.hits', lv.hits);
+      add('horae.query.last_cache.misses', lv.misses);
     }
     const c = this.compactor.stats();
     add('tsd.compaction.count', c.rowsCompacted, { type: 'hours' });

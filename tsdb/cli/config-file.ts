@@ -141,6 +141,7 @@ const HORAE_FIELDS: Readonly<Record<string, KeySpec>> = {
   'horae.query.decode_threads': field('queryDecodeThreads', int(0, 64), 'worker threads decoding big queries and formatting big answers (default: cores - 1, at most 3; 0 on one core)'),
   'horae.query.parallel_min_rows': field('queryParallelMinRows', int(0, 1e12), 'rows a sub-query must expect to be decoded in parallel'),
   'horae.query.exact_max_rows': field('queryExactMaxRows', int(0, 1e6), 'most rows a sub-query reads by exact gets (series index × hours) instead of scanning every salt bucket; 0: always scan'),
+  'horae.query.last_cache_series': field('queryLastCacheSeries', int(0, 1e9), 'series whose newest point /api/query/last keeps in memory (embedded store only; 0: none)'),
   'horae.auth.tokens_file': {
     apply: (out, raw, baseDir) => { out.tsdb.authTokensFile = raw.trim() === '' ? '' : resolve(baseDir, raw.trim()); },
     help: 'authTokensFile: file of `token role` lines (role read|write); auth is off without tokens',

@@ -262,7 +262,12 @@ async function aggregateSub(q: TsQuery, sub: SubQuery, found: { series: Found[];
  */
 async function deleteRows(tsdb: Tsdb, series: readonly Found[]): Promise<number> {
   const rows = series.flatMap((f) => f.rowKeys.map((key) => ({ key, mutations: [{ type: 'deleteRow' as const }] })));
-  if (rows.length > 0) await tsdb.data.mutate(rows, { durability: 'sync' });
+  if (rows.length === 0) return 0;
+  try {
+    await tsdb.data.mutate(rows, { durability: 'sync' });
+  } finally {
+    tsdb.rowsDeleted(); // a failed delete may have removed some rows too
+  }
   return rows.length;
 }
 

@@ -20,7 +20,7 @@
  * scans then start past every row of their metric (future hours included), so the first
  * row of a series they pass is its newest: that hour becomes the series' trusted hint.
  */
-import { prefixEnd } from '../../core/api/bytes.js';
+import { latin1, prefixEnd } from '../../core/api/bytes.js';
 import type { RowFilter } from '../../core/api/store.js';
 import type { PointBlock } from '../codec/point-block.js';
 import { mergeRowCells } from '../read/row-merge.js';
@@ -106,8 +106,51 @@ export async function lastPoint(tsdb: Tsdb, tsuid: Uint8Array, backScanHours: nu
 /** Rows a bucket scan may read per series it looks for before leaving the rest to lastPoint. */
 const ROWS_PER_SERIES_BUDGET = 4;
 
-/** The newest point of each series (undefined for a series with no point), in `tsuids` order. */
+/**
+ * The newest point of each series (undefined for a series with no point), in `tsuids` order:
+ * from the last-value cache (meta/last-values.ts) where it holds the series, else read.
+ */
 export async function lastPoints(tsdb: Tsdb, tsuids: readonly Uint8Array[], backScanHours: number, nowMs: number): Promise<Array<LastPoint | undefined>> {
+  const cache = tsdb.lastValues;
+  if (cache === undefined) return readLastPoints(tsdb, tsuids, backScanHours, nowMs);
+  const nowHour = Math.min(Math.floor(nowMs / 3_600_000) * 3600, MAX_BASE_TIME_S);
+  const out: Array<LastPoint | undefined> = new Array<LastPoint | undefined>(tsuids.length).fill(undefined);
+  const missed: number[] = [];
+  const keys: string[] = [];
+  for (let i = 0; i < tsuids.length; i++) {
+    const key = cacheKeyOf(tsuids[i]!);
+    const p = cache.get(key, nowHour);
+    if (p === undefined) {
+      missed.push(i);
+      keys.push(key);
+    } else if (p !== null && (backScanHours === 0 || p.ts >= (nowHour - backScanHours * 3600) * 1000)) {
+      out[i] = p; // (with a back-scan, only the hours it reads count)
+    }
+  }
+  cache.hits += tsuids.length - missed.length;
+  cache.misses += missed.length;
+  if (missed.length === 0) return out;
+  // A back-scan finds the newest point of its hours, not the series': nothing to keep.
+  const token = backScanHours === 0 ? cache.begin(keys) : -1;
+  const found = await readLastPoints(tsdb, missed.map((i) => tsuids[i]!), backScanHours, nowMs);
+  for (let k = 0; k < missed.length; k++) {
+    out[missed[k]!] = found[k];
+    if (token >= 0) cache.finish(keys[k]!, found[k], nowHour, token);
+  }
+  return out;
+}
+
+/** TSUIDs as the last-value cache keys them (latin1), kept per TSUID object (the series index hands out the same ones). */
+const cacheKeys = new WeakMap<Uint8Array, string>();
+
+function cacheKeyOf(tsuid: Uint8Array): string {
+  let k = cacheKeys.get(tsuid);
+  if (k === undefined) cacheKeys.set(tsuid, (k = latin1(tsuid)));
+  return k;
+}
+
+/** lastPoints without the cache: every series read from the store. */
+async function readLastPoints(tsdb: Tsdb, tsuids: readonly Uint8Array[], backScanHours: number, nowMs: number): Promise<Array<LastPoint | undefined>> {
   const out: Array<LastPoint | undefined> = new Array<LastPoint | undefined>(tsuids.length).fill(undefined);
   if (backScanHours > 0 || (tsuids.length < 2 && tsdb.newestHours === undefined) || !tsdb.store.capabilities.reverseScan) {
     await Promise.all(tsuids.map(async (t, i) => { out[i] = await lastPoint(tsdb, t, backScanHours, nowMs); }));

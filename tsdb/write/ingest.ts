@@ -50,6 +50,15 @@ export interface IngestDeps {
   readonly recordSeries?: (tsuids: Uint8Array[]) => Promise<void>;
   /** Told about every (row, hour) the first time a series writes into it, and touched on every write. */
   readonly onRowWritten?: (rowKey: Uint8Array, baseSec: number, nowMs: number) => DirtyMark;
+  /**
+   * Told of each series' newest point in a group once the store has it, before the group's
+   * writers hear so (the last-value cache, meta/last-values.ts); `failed` when a group's
+   * write failed (some of its rows may be stored all the same).
+   */
+  readonly newestPoints?: {
+    stored(e: SeriesEntry, ms: number, value: number, isInt: boolean): void;
+    failed(): void;
+  };
 }
 
 /**
@@ -294,10 +303,17 @@ export class Ingestor {
       const now = this.deps.now();
       const ts = Math.max(now, this.lastWriteTs + 1);
       this.lastWriteTs = ts;
-      const rows = g.build(ts, now, this.deps.onRowWritten);
+      const newest = this.deps.newestPoints;
+      const rows = g.build(ts, now, this.deps.onRowWritten, newest !== undefined);
       this.cells += rows.length;
       this.groups++;
-      await this.deps.data.mutate(rows, { durability: g.durability });
+      try {
+        await this.deps.data.mutate(rows, { durability: g.durability });
+      } catch (err) {
+        newest?.failed();
+        throw err;
+      }
+      if (newest !== undefined) g.eachNewest((e, ms, value, isInt) => newest.stored(e, ms, value, isInt));
       g.resolve();
     } catch (err) {
       const full = (err as { code?: unknown } | null)?.code === 'STORE_NO_SPACE';

@@ -27,6 +27,8 @@ export interface SeriesEntry {
   /** Index of this series' first and last point in that group. */
   first: number;
   last: number;
+  /** The series' TSUID as latin1 (meta/newest-hours.ts tsuidKeyOfRowKey), once asked for. */
+  tsuidKey?: string;
 }
 
 /** A fresh entry for a series whose row key template is `template`. */
@@ -90,6 +92,10 @@ export class WriteGroup {
   private count = 0;
   private bigs: Map<number, bigint> | undefined;
   private settle: { resolve: () => void; reject: (e: Error) => void } | undefined;
+  /** Per entry (this.entries order), its newest point in the group: ms, value, is-integer (build with trackNewest). */
+  private newestMs: Float64Array | undefined;
+  private newestValues: Float64Array | undefined;
+  private newestInt: Uint8Array | undefined;
 
   constructor(widths: SchemaWidths) {
     this.widths = widths;
@@ -144,11 +150,17 @@ export class WriteGroup {
   /**
    * One RowMutation per (series, hour): a put versioned `ts`. `onRowWritten` is told of
    * rows a series had not written since it was last compacted. The point columns go back
-   * to the pool: no point may be added after this.
+   * to the pool: no point may be added after this. With `trackNewest`, each series' newest
+   * point is kept for eachNewest().
    */
-  build(ts: number, now: number, onRowWritten?: (key: Uint8Array, base: number, now: number) => DirtyMark): RowMutation[] {
+  build(ts: number, now: number, onRowWritten?: (key: Uint8Array, base: number, now: number) => DirtyMark, trackNewest = false): RowMutation[] {
     const c = this.cols;
     if (c === undefined) throw new Error('BUG: write group built twice');
+    if (trackNewest) {
+      this.newestMs = new Float64Array(this.entries.length);
+      this.newestValues = new Float64Array(this.entries.length);
+      this.newestInt = new Uint8Array(this.entries.length);
+    }
     const rows: RowMutation[] = [];
     const baseOffset = this.widths.saltWidth + this.widths.metric;
     const { ms, values, flags: pflags } = c;
@@ -158,9 +170,16 @@ export class WriteGroup {
     let at = 0;
     let slab = new Uint8Array(KEY_SLAB_BYTES);
     let kat = 0;
-    for (const e of this.entries) {
+    for (let ei = 0; ei < this.entries.length; ei++) {
+      const e = this.entries[ei]!;
       const n = this.ordered(c, e);
       const idx = c.order;
+      if (this.newestMs !== undefined) {
+        const i = idx[n - 1]!;
+        this.newestMs[ei] = ms[i]!;
+        this.newestValues![ei] = values[i]!;
+        this.newestInt![ei] = pflags[i]! & FLAG_INT;
+      }
       let start = 0;
       while (start < n) {
         const base = hourOf(ms[idx[start]!]!);
@@ -216,6 +235,16 @@ export class WriteGroup {
     this.cols = undefined;
     if (pool.length < MAX_POOLED) pool.push(c);
     return rows;
+  }
+
+  /**
+   * Each series' newest point in the group (build with trackNewest; an integer beyond
+   * ±2^53 as its nearest double, as a read of it decodes).
+   */
+  eachNewest(fn: (e: SeriesEntry, ms: number, value: number, isInt: boolean) => void): void {
+    const ms = this.newestMs;
+    if (ms === undefined) return;
+    for (let k = 0; k < this.entries.length; k++) fn(this.entries[k]!, ms[k]!, this.newestValues![k]!, this.newestInt![k] === 1);
   }
 
   resolve(): void {

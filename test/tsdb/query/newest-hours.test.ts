@@ -65,10 +65,12 @@ describe('NewestHours', () => {
 });
 
 describe('lastPoints with newest-hour hints', () => {
-  it('answers as the per-series scan does under random writes, backfills, future rows, compaction and deletes', async () => {
+  // Also with the last-value cache (meta/last-values.ts) off, and so small that it evicts.
+  it.each([[0], [5], [1_000_000]])('answers as the per-series scan does under random writes, backfills, future rows, compaction and deletes (last-value cache of %i series)', async (cacheSeries) => {
     for (const seed of [1, 2, 3]) {
       const r = seededRandom(seed);
-      const fixture = await openFixture({ saltBuckets: 4 }, (T0 + 30 * 3600 + 1800) * 1000);
+      const config = { saltBuckets: 4, queryLastCacheSeries: cacheSeries };
+      const fixture = await openFixture(config, (T0 + 30 * 3600 + 1800) * 1000);
       const { clock } = fixture;
       let tsdb = fixture.tsdb;
       const hourNow = (): number => Math.floor(clock.now / 3_600_000) - T0 / 3600;
@@ -86,7 +88,12 @@ describe('lastPoints with newest-hour hints', () => {
           for (let k = 0; k < 1 + Math.floor(r() * 20); k++) {
             const u = r();
             const hour = u < 0.7 ? nowHours - Math.floor(r() * 3) : u < 0.9 ? Math.floor(r() * nowHours) : nowHours + 1 + Math.floor(r() * 3);
-            points.push(pt('m', T0 + hour * 3600 + Math.floor(r() * 360) * 10, Math.round(r() * 1000) / 10, { host: hosts[Math.floor(r() * hosts.length)]! }));
+            // Few timestamps, so points are rewritten: with other values, or as integers.
+            const ts = T0 + hour * 3600 + Math.floor(r() * 36) * 100;
+            const v = r();
+            const host = { host: hosts[Math.floor(r() * hosts.length)]! };
+            if (v < 0.05) points.push({ ...pt('m', ts, 2 ** 62, host, true), big: 2n ** 62n + 1n });
+            else points.push(pt('m', ts, v < 0.3 ? Math.floor(v * 20) : Math.round(r() * 1000) / 10, host));
           }
           // concurrently with a read, half of the time
           const [outcomes] = await Promise.all([tsdb.ingest.write(points), r() < 0.5 ? lastPoints(tsdb, await tsdb.index.tsuids(await metricId(), 100), 0, clock.now) : undefined]);
@@ -101,6 +108,7 @@ describe('lastPoints with newest-hour hints', () => {
             const template = seriesKeyOfTsuid(tsdb, t);
             const hour = r() < 0.7 ? nowHours - Math.floor(r() * 2) : Math.floor(r() * nowHours);
             await tsdb.data.mutate([{ key: patchBaseTime(template, tsdb.widths.saltWidth + tsdb.widths.metric, T0 + hour * 3600), mutations: [{ type: 'deleteRow' }] }]);
+            tsdb.rowsDeleted(); // as DELETE /api/query does (the last-value cache forgets)
           }
         } else if (op < 0.68) {
           tsdb.dropCaches();
@@ -110,7 +118,7 @@ describe('lastPoints with newest-hour hints', () => {
           // a restart: the hints start empty over the rows already stored
           const store = tsdb.store;
           await tsdb.close();
-          tsdb = await Tsdb.open(store, { config: { saltBuckets: 4 }, now: () => clock.now, background: false });
+          tsdb = await Tsdb.open(store, { config, now: () => clock.now, background: false });
         } else {
           const metric = await tsdb.metrics.getId('m');
           if (metric === undefined) continue;
@@ -127,7 +135,7 @@ describe('lastPoints with newest-hour hints', () => {
   });
 
   it('reads trusted series with one get and no scan', async () => {
-    const { tsdb, clock } = await openFixture({ saltBuckets: 4 }, (T0 + 10 * 3600) * 1000);
+    const { tsdb, clock } = await openFixture({ saltBuckets: 4, queryLastCacheSeries: 0 }, (T0 + 10 * 3600) * 1000);
     const points = [];
     for (let h = 0; h < 20; h++) for (let t = 0; t < 10 * 3600; t += 300) points.push(pt('m', T0 + t, h + t / 1000, { host: `h${h}` }));
     await tsdb.ingest.write(points);

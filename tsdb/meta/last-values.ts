@@ -1,0 +1,137 @@
+/**
+ * The last-value cache: for each series, its newest point, kept in memory so that
+ * /api/query/last answers a series without reading the store (dashboards' "current value"
+ * panels ask for it again and again).
+ *
+ * An entry holds the newest of two sets of points:
+ * - those a read of the store found in the hours up to `upTo` (the read's current hour:
+ *   /api/query/last does not look at rows of future hours);
+ * - those the write path stored since the entry was made: it reports each series' newest
+ *   point of every acknowledged write, before the writer hears so (`written`), future
+ *   hours included.
+ * Entries are made only by reads (a write knows the newest point it wrote, not whether the
+ * series holds a newer one): a read that misses puts a *loading* entry in place before it
+ * reads the store (`begin`), then `finish`es it with what it found. A write acknowledged
+ * before the entry was placed is in the store the read reads (the store applies a write
+ * before acknowledging it); one acknowledged after it is in the entry. So at a time whose
+ * hour is at most `upTo`, the entry's point is the series' newest in the hours up to now,
+ * if it lies in one of them (`get`). Past `upTo` (the next hour began) the series is read
+ * again and the entry refreshed: that hour's row may hold points written before the entry
+ * was made, unseen by its read (they were in the future then).
+ *
+ * A write at the entry's own timestamp replaces its value, as in the store: there the cell
+ * with the newer version wins, and a write's version grows with the order in which writes
+ * are acknowledged (tsdb/write/ingest.ts). A failed write, a delete (Tsdb.rowsDeleted),
+ * /api/dropcaches and evictions drop entries and bump an epoch: a read that began before
+ * finishes nothing (one that shared a loading entry must not finish a newer one, made
+ * after it, that missed the writes the old one took).
+ *
+ * This holds while this process is the only writer of the data table (the embedded and
+ * memory stores; the owner does not create this on others). Bounded: at most `maxSeries`
+ * entries; past that the oldest-inserted eighth is dropped.
+ */
+import type { LastPoint } from '../query/last-point.js';
+
+class Entry {
+  ts = -Infinity;
+  value = 0;
+  isInt = false;
+  /** The newest current hour (epoch s) a finished read covered; -Infinity while loading. */
+  upTo = -Infinity;
+}
+
+export interface LastValueStats {
+  readonly series: number;
+  readonly hits: number;
+  readonly misses: number;
+}
+
+export class LastValues {
+  /** TSUID (latin1, as NewestHours keys it) → entry. */
+  private readonly entries = new Map<string, Entry>();
+  private readonly maxSeries: number;
+  private epoch = 0;
+  /** Series answered from entries, and read from the store (counted by lastPoints). */
+  hits = 0;
+  misses = 0;
+
+  constructor(maxSeries: number) {
+    this.maxSeries = Math.max(1, maxSeries);
+  }
+
+  get size(): number {
+    return this.entries.size;
+  }
+
+  stats(): LastValueStats {
+    return { series: this.entries.size, hits: this.hits, misses: this.misses };
+  }
+
+  /**
+   * The series' newest point in the hours up to `nowHour` (epoch s), if the entry can tell:
+   * `null` when it knows there is none, undefined when the store must be read.
+   */
+  get(key: string, nowHour: number): LastPoint | null | undefined {
+    const e = this.entries.get(key);
+    if (e === undefined || e.upTo < nowHour) return undefined;
+    if (e.ts === -Infinity) return null;
+    // A newest point in a future hour says nothing of the current ones.
+    if (Math.floor(e.ts / 3_600_000) * 3600 > nowHour) return undefined;
+    return { ts: e.ts, value: e.value, isInt: e.isInt };
+  }
+
+  /**
+   * Before a read of the store for these series: a loading entry for each one without one.
+   * Returns the token `finish` takes.
+   */
+  begin(keys: readonly string[]): number {
+    for (const k of keys) if (!this.entries.has(k)) this.insert(k);
+    return this.epoch;
+  }
+
+  /**
+   * A read that began with `token` found `p` (undefined: no point) as the series' newest
+   * point in the hours up to `nowHour`.
+   */
+  finish(key: string, p: LastPoint | undefined, nowHour: number, token: number): void {
+    if (token !== this.epoch) return;
+    const e = this.entries.get(key);
+    if (e === undefined) return;
+    // At an equal timestamp the entry's value came from a write acknowledged while the read
+    // ran: the read may have seen the value before it.
+    if (p !== undefined && p.ts > e.ts) {
+      e.ts = p.ts;
+      e.value = p.value;
+      e.isInt = p.isInt;
+    }
+    if (nowHour > e.upTo) e.upTo = nowHour;
+  }
+
+  /** The write path stored `ms` as the newest point of the series in one acknowledged write. */
+  written(key: string, ms: number, value: number, isInt: boolean): void {
+    const e = this.entries.get(key);
+    if (e === undefined || ms < e.ts) return;
+    e.ts = ms;
+    e.value = value;
+    e.isInt = isInt;
+  }
+
+  /** Forgets every entry; reads in progress finish nothing. */
+  clear(): void {
+    this.entries.clear();
+    this.epoch++;
+  }
+
+  private insert(key: string): void {
+    if (this.entries.size >= this.maxSeries) {
+      let drop = Math.max(1, this.maxSeries >> 3);
+      for (const k of this.entries.keys()) {
+        this.entries.delete(k);
+        if (--drop === 0) break;
+      }
+      this.epoch++;
+    }
+    this.entries.set(key, new Entry());
+  }
+
+}
