@@ -222,19 +222,57 @@ const TWO32 = 4294967296;
  * ((x >>> 1) ^ -(x & 1), the same value as the float form for x < 2^31; escapes use the
  * float form), times g added to the running scaled integer m (order 1) or to the running
  * delta and then m (order 2, `delta` given), and out[start + i] = m / p.
+ *
+ * The common code goes without a branch that depends on the data: at bit position `bit`,
+ * the 4 bytes from bit >> 3, shifted left by bit & 7, hold at least 25 bits of it, enough
+ * for a code of q + 1 + k <= 25 bits (the quotient's zeros, its 1, the k remainder bits).
+ * An escape, a longer code, and the codes within 4 bytes of the end go through the
+ * reader's refilled window (riceZigzagSumsTail).
  */
 function readRiceZigzagSums(r: BitReader, k: number, out: Float64Array, start: number, len: number, m0: number, delta0: number | undefined, g: number, p: number): void {
   r.checkBitsLeft(len * (k + 1));
   const buf = r.buf;
-  const end = r.end;
   const mask = (1 << k) - 1;
   const order2 = delta0 !== undefined;
   let m = m0;
   let delta = delta0 ?? 0;
+  let bit = r.pos * 8 - r.nb;
+  /** The last bit position whose 4 bytes all lie in the input. */
+  const safe = (r.end - 4) * 8;
+  /** The largest quotient taken here: q + 1 + k <= 25 bits, and no escape. */
+  const maxQ = Math.min(24 - k, RICE_ESCAPE - 1);
+  let i = 0;
+  for (; i < len && bit <= safe; i++) {
+    const at = bit >> 3;
+    const w = ((buf[at]! << 24) | (buf[at + 1]! << 16) | (buf[at + 2]! << 8) | buf[at + 3]!) << (bit & 7);
+    const q = Math.clz32(w);
+    if (q > maxQ) break;
+    const x = (q << k) | ((w >>> (31 - q - k)) & mask);
+    bit += q + 1 + k;
+    const s = (x >>> 1) ^ -(x & 1);
+    if (order2) m += delta += g * s;
+    else m += g * s;
+    out[start + i] = m / p;
+  }
+  // The reader at `bit`: the window refilled from the byte it lies in, the bits before it dropped.
+  r.pos = bit >> 3;
+  r.win = 0;
+  r.nb = 0;
+  r.readBits(bit & 7);
+  if (i < len) riceZigzagSumsTail(r, k, out, start, i, len, m, delta, order2, g, p);
+}
+
+/** readRiceZigzagSums from code i on, through the reader's window (escapes, long codes, the input's last bytes). */
+function riceZigzagSumsTail(r: BitReader, k: number, out: Float64Array, start: number, i0: number, len: number, m0: number, delta0: number, order2: boolean, g: number, p: number): void {
+  const buf = r.buf;
+  const end = r.end;
+  const mask = (1 << k) - 1;
+  let m = m0;
+  let delta = delta0;
   let win = r.win;
   let nb = r.nb;
   let pos = r.pos;
-  for (let i = 0; i < len; i++) {
+  for (let i = i0; i < len; i++) {
     while (nb <= 24) {
       win |= (pos < end ? buf[pos]! : 0) << (24 - nb);
       pos++;

@@ -129,6 +129,24 @@ describe('hour codec round trips', () => {
     }
   });
 
+  it('decimal walks at every Rice parameter, with codes longer than 25 bits between the short ones', () => {
+    // The fused decimal loop takes a code of up to 25 bits from 4 bytes in one step and
+    // hands longer ones (a quotient of 10+ at a large k), escapes and the last bytes to the
+    // reader's window: walks whose steps are mostly ~2^bits, every 7th 40× as large.
+    const r = new Random(12);
+    const o = devopsOffsets(r);
+    for (let bits = 0; bits <= 22; bits++) {
+      let v = 0;
+      const values = Float64Array.from(o, (_, i) => {
+        const size = 2 ** bits * (i % 7 === 3 ? 40 : 1);
+        v += Math.round((r.chance(0.5) ? 1 : -1) * size * (0.5 + r.next()));
+        return v / 100;
+      });
+      const cell = roundTrip(blockOf(o, values, new Uint8Array(o.length)), `steps of 2^${bits}`);
+      expect(inspectHourBlock(cell).valueSchemes).toEqual([VAL_DECIMAL]);
+    }
+  });
+
   it('int64 beyond +-(2^53-1) round-trips exactly through bigInts', () => {
     const b = newPointBlock(8);
     const bigs = [2n ** 63n - 1n, -(2n ** 63n), 2n ** 53n + 1n, -(2n ** 53n) - 3n];
