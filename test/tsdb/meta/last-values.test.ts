@@ -100,6 +100,8 @@ describe('the last-value cache in a Tsdb', () => {
     expect(get).not.toHaveBeenCalled();
     expect(after.filter((p) => p?.value === 42 && p.isInt && p.ts === (T0 + 2 * H + 7) * 1000)).toHaveLength(1);
     expect(tsdb.lastValues!.stats()).toMatchObject({ series: 3, hits: 6, misses: 3 });
+    const stats = new Map((await tsdb.statsPoints()).map((p) => [p.metric, p.value]));
+    expect([stats.get('horae.query.last_cache.series'), stats.get('horae.query.last_cache.hits'), stats.get('horae.query.last_cache.misses')]).toEqual([3, 6, 3]);
     await tsdb.close();
   });
 
