@@ -31,6 +31,7 @@
  * entries; past that the oldest-inserted eighth is dropped.
  */
 import type { LastPoint } from '../query/last-point.js';
+import { makeRoom } from './make-room.js';
 
 class Entry {
   ts = -Infinity;
@@ -123,14 +124,7 @@ export class LastValues {
   }
 
   private insert(key: string): void {
-    if (this.entries.size >= this.maxSeries) {
-      let drop = Math.max(1, this.maxSeries >> 3);
-      for (const k of this.entries.keys()) {
-        this.entries.delete(k);
-        if (--drop === 0) break;
-      }
-      this.epoch++;
-    }
+    if (makeRoom(this.entries, this.maxSeries)) this.epoch++;
     this.entries.set(key, new Entry());
   }
 

@@ -23,6 +23,7 @@
  * landed where a scan sees it. A read that began before a drop trusts nothing it found.
  */
 import { latin1 } from '../../core/api/bytes.js';
+import { makeRoom } from './make-room.js';
 
 /** Default bound on the number of series with a hint. */
 export const NEWEST_HOURS_MAX_SERIES = 1_000_000;
@@ -88,12 +89,7 @@ export class NewestHours {
   }
 
   private insert(key: string, v: number): void {
-    if (this.hours.size >= this.maxSeries) {
-      let drop = Math.max(1, this.maxSeries >> 3);
-      for (const k of this.hours.keys()) {
-        this.hours.delete(k);
-        if (--drop === 0) break;
-      }
+    if (makeRoom(this.hours, this.maxSeries)) {
       this.epoch++;
       this.suspended = true;
     }
