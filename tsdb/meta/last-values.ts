@@ -127,5 +127,4 @@ export class LastValues {
     if (makeRoom(this.entries, this.maxSeries)) this.epoch++;
     this.entries.set(key, new Entry());
   }
-
 }

@@ -19,6 +19,9 @@
  * decoded before the next call into the store, and only numbers are kept. The bucket
  * scans then start past every row of their metric (future hours included), so the first
  * row of a series they pass is its newest: that hour becomes the series' trusted hint.
+ *
+ * In front of all that, on the same stores, the last-value cache (meta/last-values.ts)
+ * answers the series it holds without a read, and keeps what the reads find.
  */
 import { latin1, prefixEnd } from '../../core/api/bytes.js';
 import type { RowFilter } from '../../core/api/store.js';

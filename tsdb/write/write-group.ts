@@ -28,12 +28,12 @@ export interface SeriesEntry {
   first: number;
   last: number;
   /** The series' TSUID as latin1 (meta/newest-hours.ts tsuidKeyOfRowKey), once asked for. */
-  tsuidKey?: string;
+  tsuidKey: string | undefined;
 }
 
 /** A fresh entry for a series whose row key template is `template`. */
 export function newSeriesEntry(template: Uint8Array): SeriesEntry {
-  return { template, lastBase: -1, dirty: undefined, groupId: -1, first: -1, last: -1 };
+  return { template, lastBase: -1, dirty: undefined, groupId: -1, first: -1, last: -1, tsuidKey: undefined };
 }
 
 /**
