@@ -61,6 +61,23 @@ describe('deleting through /api/query', () => {
     // host=a lost the hour it was read from (the scan covers whole hours); its next hour and host=b stay
     expect(left.map((s) => [s.tags.host, Object.values(s.dps)]).sort()).toEqual([['a', [2]], ['b', [3]]]);
   });
+
+  it('leaves /api/query/last nothing of the deleted rows (the last-value cache forgets)', async () => {
+    const { tsdb } = await openFixture({ queryAllowDelete: true }, (T0 + 7200) * 1000);
+    app = await buildServer({ tsdb });
+    const points = [
+      { metric: 'm', timestamp: T0 + 10, value: 1, tags: { host: 'a' } },
+      { metric: 'm', timestamp: T0 + 3700, value: 2, tags: { host: 'a' } },
+    ];
+    expect((await app.inject({ method: 'POST', url: '/api/put', payload: points })).statusCode).toBe(204);
+    const last = async (): Promise<unknown[]> => ((await app!.inject({ method: 'GET', url: '/api/query/last?timeseries=m{host=a}' })).json() as Array<{ timestamp: number; value: string }>).map((p) => [p.timestamp, p.value]);
+    expect(await last()).toEqual([[(T0 + 3700) * 1000, '2']]);
+    expect(await last()).toEqual([[(T0 + 3700) * 1000, '2']]); // from the cache now
+    expect(tsdb.lastValues!.stats().hits).toBe(1);
+    const del = await app.inject({ method: 'POST', url: '/api/query', payload: { start: T0 + 3600, end: T0 + 3800, delete: true, queries: [{ metric: 'm', aggregator: 'sum', tags: { host: 'a' } }] } });
+    expect(del.statusCode).toBe(200);
+    expect(await last()).toEqual([[(T0 + 10) * 1000, '1']]);
+  });
 });
 
 describe('the query time limit (tsd.query.timeout)', () => {
