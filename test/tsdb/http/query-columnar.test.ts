@@ -72,8 +72,9 @@ describe('deleting through /api/query', () => {
     expect((await app.inject({ method: 'POST', url: '/api/put', payload: points })).statusCode).toBe(204);
     const last = async (): Promise<unknown[]> => ((await app!.inject({ method: 'GET', url: '/api/query/last?timeseries=m{host=a}' })).json() as Array<{ timestamp: number; value: string }>).map((p) => [p.timestamp, p.value]);
     expect(await last()).toEqual([[(T0 + 3700) * 1000, '2']]);
-    expect(await last()).toEqual([[(T0 + 3700) * 1000, '2']]); // from the cache now
-    expect(tsdb.lastValues!.stats().hits).toBe(1);
+    expect(await last()).toEqual([[(T0 + 3700) * 1000, '2']]); // from the cache now (single-writer stores)
+    // This file runs on the Bigtable emulator too (test/bigtable/tsdb.bigtable.test.ts): no cache there.
+    if (tsdb.lastValues !== undefined) expect(tsdb.lastValues.stats().hits).toBe(1);
     const del = await app.inject({ method: 'POST', url: '/api/query', payload: { start: T0 + 3600, end: T0 + 3800, delete: true, queries: [{ metric: 'm', aggregator: 'sum', tags: { host: 'a' } }] } });
     expect(del.statusCode).toBe(200);
     expect(await last()).toEqual([[(T0 + 10) * 1000, '1']]);
