@@ -52,9 +52,9 @@ export class LastValues {
   private readonly entries = new Map<string, Entry>();
   private readonly maxSeries: number;
   private epoch = 0;
-  /** Series answered from entries, and read from the store (counted by lastPoints). */
-  hits = 0;
-  misses = 0;
+  /** get()s answered from an entry, and left to the store. */
+  private hits = 0;
+  private misses = 0;
 
   constructor(maxSeries: number) {
     this.maxSeries = Math.max(1, maxSeries);
@@ -74,11 +74,13 @@ export class LastValues {
    */
   get(key: string, nowHour: number): LastPoint | null | undefined {
     const e = this.entries.get(key);
-    if (e === undefined || e.upTo < nowHour) return undefined;
-    if (e.ts === -Infinity) return null;
     // A newest point in a future hour says nothing of the current ones.
-    if (Math.floor(e.ts / 3_600_000) * 3600 > nowHour) return undefined;
-    return { ts: e.ts, value: e.value, isInt: e.isInt };
+    if (e === undefined || e.upTo < nowHour || Math.floor(e.ts / 3_600_000) * 3600 > nowHour) {
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
+    return e.ts === -Infinity ? null : { ts: e.ts, value: e.value, isInt: e.isInt };
   }
 
   /**

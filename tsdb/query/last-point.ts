@@ -130,8 +130,6 @@ export async function lastPoints(tsdb: Tsdb, tsuids: readonly Uint8Array[], back
       out[i] = p; // (with a back-scan, only the hours it reads count)
     }
   }
-  cache.hits += tsuids.length - missed.length;
-  cache.misses += missed.length;
   if (missed.length === 0) return out;
   // A back-scan finds the newest point of its hours, not the series': nothing to keep.
   const token = backScanHours === 0 ? cache.begin(keys) : -1;
