@@ -241,18 +241,30 @@ function readRiceZigzagSums(r: BitReader, k: number, out: Float64Array, start: n
   const safe = (r.end - 4) * 8;
   /** The largest quotient taken here: q + 1 + k <= 25 bits, and no escape. */
   const maxQ = Math.min(24 - k, RICE_ESCAPE - 1);
+  // One big-endian 4-byte load per code (a DataView: a quarter of the bounds-checked byte
+  // loads), and a loop per order, so the loop carries no test of the order.
+  const dv = new DataView(buf.buffer, buf.byteOffset, buf.byteLength);
   let i = 0;
-  for (; i < len && bit <= safe; i++) {
-    const at = bit >> 3;
-    const w = ((buf[at]! << 24) | (buf[at + 1]! << 16) | (buf[at + 2]! << 8) | buf[at + 3]!) << (bit & 7);
-    const q = Math.clz32(w);
-    if (q > maxQ) break;
-    const x = (q << k) | ((w >>> (31 - q - k)) & mask);
-    bit += q + 1 + k;
-    const s = (x >>> 1) ^ -(x & 1);
-    if (order2) m += delta += g * s;
-    else m += g * s;
-    out[start + i] = m / p;
+  if (order2) {
+    for (; i < len && bit <= safe; i++) {
+      const w = dv.getUint32(bit >> 3) << (bit & 7);
+      const q = Math.clz32(w);
+      if (q > maxQ) break;
+      const x = (q << k) | ((w >>> (31 - q - k)) & mask);
+      bit += q + 1 + k;
+      m += delta += g * ((x >>> 1) ^ -(x & 1));
+      out[start + i] = m / p;
+    }
+  } else {
+    for (; i < len && bit <= safe; i++) {
+      const w = dv.getUint32(bit >> 3) << (bit & 7);
+      const q = Math.clz32(w);
+      if (q > maxQ) break;
+      const x = (q << k) | ((w >>> (31 - q - k)) & mask);
+      bit += q + 1 + k;
+      m += g * ((x >>> 1) ^ -(x & 1));
+      out[start + i] = m / p;
+    }
   }
   // The reader at `bit`: the window refilled from the byte it lies in, the bits before it dropped.
   r.pos = bit >> 3;
