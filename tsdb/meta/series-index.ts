@@ -91,6 +91,19 @@ export class SeriesIndex {
     return out;
   }
 
+  /**
+   * True when the in-memory copy holds at least one series of the metric and `test` accepts
+   * every one (a query's tag filters that narrow nothing: a row filter would only cost);
+   * false when not caching. Series written after the check are not covered: the caller
+   * tests what it reads (execute.ts).
+   */
+  async everyMatches(metricUid: Uint8Array, test: (tsuid: Uint8Array) => boolean, signal?: AbortSignal): Promise<boolean> {
+    if (this.cache === undefined) return false;
+    const tsuids = (await this.metricSeries(metricUid, signal)).tsuids;
+    for (let i = 0; i < tsuids.length; i++) if (!test(tsuids[i]!)) return false;
+    return tsuids.length > 0;
+  }
+
   /** The metric's posting lists (built now if they are not, or were built for other widths). */
   private postingsOf(m: MetricSeries, pairWidth: number): Postings {
     if (m.postings?.pairWidth === pairWidth) return m.postings;

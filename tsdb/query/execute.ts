@@ -91,6 +91,8 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
   let metricName: string;
   /** The exact rows to read, when the series index narrows the query to a few (queryExactMaxRows). */
   let keys: Uint8Array[] | undefined;
+  /** The row filter as a test of a TSUID (RowKeyFilterPlan.seriesTest). */
+  let rowTest: ((tsuid: Uint8Array) => boolean) | undefined;
   const exactMax = q.delete ? 0 : tsdb.config.queryExactMaxRows;
   if (sub.kind === 'metric') {
     metricName = sub.metric;
@@ -103,6 +105,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
     if (plan.keyRegex !== undefined) filter = { kind: 'keyRegex', pattern: plan.keyRegex };
     postScan = plan.postScan;
     groupBy = plan.groupBy;
+    rowTest = plan.seriesTest;
     if (plan.seriesRegex !== undefined && exactMax > 0) {
       // A few hundred gets beat scanning every bucket past every series of the metric,
       // and lose to the scans once most of the metric's rows are wanted.
@@ -130,6 +133,16 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
     if (tsuids.length * hours.length <= exactMax) keys = rowKeysOf(tsdb, [...new Map(tsuids.map((t) => [toHex(t), t])).values()].sort(compareBytes), hours);
   }
   if (keys !== undefined) filter = undefined;
+  /**
+   * Set when the row filter was dropped because the series index showed every series of
+   * the metric matching it: the scanned series are tested instead (one test per series,
+   * not a key regex per row), which also drops a series written since that does not match.
+   */
+  let seriesCheck: ((tsuid: Uint8Array) => boolean) | undefined;
+  if (filter !== undefined && !q.delete && sub.kind === 'metric' && rowTest !== undefined && (await tsdb.index.everyMatches(metricUid, rowTest, signal))) {
+    filter = undefined;
+    seriesCheck = rowTest;
+  }
   const rowDownsample = q.delete ? undefined : rowDownsampleOf(sub.downsample);
   // Rows that hour summaries answer cost less to read here than to pack for a worker.
   const pool = q.delete || keys !== undefined || summaryUseOf(rowDownsample) !== undefined ? undefined : tsdb.queryDecodePool();
@@ -154,6 +167,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
   for (const s of scanned) {
     const named = seriesNames(tsdb, s.tsuid, s.tags);
     const f = describe(metricName, s, named instanceof Promise ? await named : named);
+    if (seriesCheck !== undefined && !seriesCheck(s.tsuid)) continue;
     if (f === undefined || !matchAllTagFilters(postScan, f.data.tags)) continue;
     series.push(f);
   }
