@@ -206,11 +206,13 @@ function aggregateOneDoubleSeries(p: Points, agg: Aggregator, o: AggregateOption
   const from = lowerBound(ts, n, o.emitFrom);
   const out = allocPoints(lowerBound(ts, n, o.emitTo + 1) - from);
   const last = Math.min(o.endMs, o.emitTo);
+  const same = agg.oneIsValue;
   let k = 0;
   for (let c = from; c < n; c++) {
     const x = ts[c]!;
     if (x > last) break;
-    const r = agg.runDouble(p.values, c, c + 1);
+    const v = p.values[c]!;
+    const r = same && v === v && v !== 0 ? v : agg.runDouble(p.values, c, c + 1);
     if (r === Infinity || r === -Infinity) throw new TsdbError('TSDB_ILLEGAL_DATA', `Got Infinity: ${r} aggregating with ${agg.name} at ${x}`);
     out.ts[k] = x;
     out.values[k] = r;

@@ -37,6 +37,11 @@ export interface Aggregator {
   readonly runBig: (v: readonly bigint[]) => bigint;
   /** The long result is one of the inputs (or a count): big inputs need no exact path. */
   readonly selects: boolean;
+  /**
+   * runDouble over one value is that value, for every value but ±0 and NaN (callers ask
+   * runDouble for those): a group of one series needs no call per point (aggregate.ts).
+   */
+  readonly oneIsValue: boolean;
 }
 
 const safe = (r: number): number => (r > MAX_SAFE || r < -MAX_SAFE ? NaN : r);
@@ -228,11 +233,14 @@ function percentileAgg(name: string, p: number, est: number): Aggregator {
   const runDouble: RunFn = (v, a, b) => (b - a === 1 ? v[a]! : percentileOfSorted(sortedNoNaN(v, a, b), p, LEGACY));
   const runLong: RunFn = (v, a, b) => toLongNum(percentileOfSorted(v.slice(a, b).sort(), p, est));
   const runBig = (v: readonly bigint[]): bigint => toLong(percentileOfSorted(Float64Array.from(v, Number).sort(), p, est));
-  return { name, interpolation: LERP, runDouble, runLong, runBig, selects: false };
+  return { name, interpolation: LERP, runDouble, runLong, runBig, selects: false, oneIsValue: true };
 }
 
+/** Aggregators whose runDouble over one value is the value (Aggregator.oneIsValue; test/tsdb/query/aggregators.test.ts checks it). */
+const ONE_IS_VALUE: ReadonlySet<string> = new Set(['sum', 'min', 'max', 'avg', 'none', 'median', 'zimsum', 'mimmin', 'mimmax', 'first', 'last', 'pfsum']);
+
 function agg(name: string, interpolation: number, runDouble: RunFn, runLong: RunFn, runBig: (v: readonly bigint[]) => bigint, selects: boolean): Aggregator {
-  return { name, interpolation, runDouble, runLong, runBig, selects };
+  return { name, interpolation, runDouble, runLong, runBig, selects, oneIsValue: ONE_IS_VALUE.has(name) };
 }
 
 const firstD: RunFn = (v, a) => v[a]!;

@@ -63,8 +63,9 @@ export function rowDownsampleOf(ds: DownsampleSpec | undefined): RowDownsample |
  * Downsamples the block's points inside [startMs, endMs] straight into the series (one
  * point per non-empty bucket, `fn.runDouble` over the bucket's values in time order, as
  * downsample.ts does without a fill policy), instead of appending every point for
- * downsample() to read again. REQUIRES bucketsStayInRows(intervalMs), rows of the series
- * in base-hour order. Returns the raw points read (for the point limit).
+ * downsample() to read again. REQUIRES bucketsStayInRows(intervalMs), baseMs a whole hour
+ * (a row's base time), rows of the series in base-hour order. Returns the raw points read
+ * (for the point limit).
  */
 export function appendRowBuckets(s: Points, b: PointBlock, baseMs: number, startMs: number, endMs: number, intervalMs: number, fn: Aggregator): number {
   const off = b.offsetsMs;
@@ -78,12 +79,15 @@ export function appendRowBuckets(s: Points, b: PointBlock, baseMs: number, start
   let k = s.count;
   let i = lo;
   while (i < hi) {
-    const t = baseMs + off[i]!;
-    const bucket = t - (t % intervalMs);
+    // The hour's base is a multiple of the interval (it divides an hour): the bucket follows
+    // from the point's offset in the hour, an int32 remainder instead of a double one.
+    const o = off[i]!;
+    const bOff = o - (o % intervalMs);
+    const bucket = baseMs + bOff;
     // The bucket's points are i..j-1: j is the first point at or past the bucket's end
     // (offsets ascend). Galloping, then bisecting, finds it in O(log) of the bucket's
     // points (360 for an hour bucket of a 10 s series), and in one step for a bucket of one.
-    const endOff = bucket + intervalMs - baseMs;
+    const endOff = bOff + intervalMs;
     let j = i + 1;
     let probe = j;
     let stride = 1;

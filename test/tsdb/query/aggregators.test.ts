@@ -142,3 +142,15 @@ describe('long path', () => {
     expect(big('count', 1n, 2n)).toBe(2n);
   });
 });
+
+describe('oneIsValue', () => {
+  it('holds for every aggregator that claims it: one value in, the same double out', () => {
+    const values = [1, -1, 0.1, -2.5, 1e-310, -1e-310, 1.7976931348623157e308, -1.7976931348623157e308, 123456.789, 2 ** 53 + 2, Math.PI];
+    const claimed = AGGREGATOR_NAMES.filter((n) => getAggregator(n).oneIsValue);
+    expect(claimed.length).toBe(30); // 35 but count, dev, diff, mult, squareSum
+    for (const name of claimed) {
+      for (const v of values) expect(Object.is(d(name, v), v), `${name}(${v})`).toBe(true);
+    }
+    for (const name of ['count', 'dev', 'diff', 'squareSum']) expect(getAggregator(name).oneIsValue, name).toBe(false);
+  });
+});
