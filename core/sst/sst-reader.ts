@@ -196,6 +196,31 @@ export class SstReader {
     return new SstIterator(this, this.compare, this.indexKeys, this.compareRange);
   }
 
+  /**
+   * The data blocks that may hold keys in [from, to) (to undefined: to the end of the
+   * file), as the inclusive indices first..last; first > last when none.
+   */
+  blocksBetween(from: Uint8Array, to: Uint8Array | undefined): { first: number; last: number } {
+    const n = this.indexKeys.length;
+    const first = this.firstBlockAtOrAfter(from);
+    // The block holding the first key >= to may hold keys before it too; later ones may not.
+    const last = to === undefined ? n - 1 : Math.min(n - 1, this.firstBlockAtOrAfter(to));
+    return { first, last };
+  }
+
+  /** Index of the first block whose last key is >= target (the block count when none). */
+  private firstBlockAtOrAfter(target: Uint8Array): number {
+    const keys = this.indexKeys;
+    let lo = 0;
+    let hi = keys.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.compare(keys[mid]!, target) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
   /** The handle of data block `i` (0-based, file order). */
   blockHandle(i: number): BlockHandle {
     return { offset: this.blockOffsets[i]!, size: this.blockSizes[i]! };

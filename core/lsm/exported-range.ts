@@ -1,0 +1,239 @@
+/**
+ * A forward scan of one key range, captured as plain data (ExportedRange, core/api/store.ts)
+ * that another thread turns into rows with this engine's own code (readExportedRange): the
+ * block iterator, the row assembly of row-reader.ts and the read filter, without the
+ * engine, its files or its caches. A decode worker can then read its share of a query's
+ * rows itself instead of being sent them row by row.
+ *
+ * Only a range one file answers alone can be exported: inside one region, no entry of any
+ * memstore in it, one file overlapping it (or none). Its data blocks from the one holding
+ * the start row to the one holding the last row before `end` are copied out (decompressed,
+ * as the block cache holds them), with the read point, the clock, the families' rules and
+ * the validated read options: readExportedRange gives exactly the rows a scan of the same
+ * spec started at the moment of export would (tested against table.scan). The copies make
+ * the export independent of later compactions and of the block cache.
+ */
+import type { Cell, ExportedRange, Row } from '../api/store.js';
+import type { NormalizedScanSpec } from '../api/validate.js';
+import { compileReadFilter } from '../api/filters.js';
+import { StoreError } from '../api/errors.js';
+import type { InternalIterator } from '../iter/internal-iterator.js';
+import { Block } from '../sst/block.js';
+import type { BlockIterator } from '../sst/block.js';
+import type { Engine } from './engine.js';
+import type { FileMeta } from './file-meta.js';
+import { compareKeyRow, rowStartKey } from './internal-key.js';
+import type { TableState } from './region.js';
+import type { FamilyRule, RowReadContext } from './row-reader.js';
+import { readRow } from './row-reader.js';
+import { compare, compareRange } from './sst-options.js';
+
+const FORMAT = 'horae-exported-range/1';
+
+/**
+ * The export of `s` (a forward scan, validated) when one file answers its range alone;
+ * undefined otherwise (the caller scans as usual). Synchronous once the file's reader is
+ * open: nothing can change the region's sources between the checks and the copies.
+ */
+export async function exportRange(engine: Engine, t: TableState, s: NormalizedScanSpec): Promise<ExportedRange | undefined> {
+  if (s.reverse || s.limit !== Infinity) return undefined;
+  engine.checkOpen();
+  const { start, end } = s;
+  const region = t.regionFor(start);
+  if (region.end.length > 0 && (end.length === 0 || compareBytesOf(end, region.end) > 0)) return undefined;
+  const overlapping = (): FileMeta[] => region.files.filter((f) => !(compareKeyRow(f.largest, start) < 0) && !(end.length > 0 && compareKeyRow(f.smallest, end) >= 0));
+  const files = overlapping();
+  if (files.length > 1) return undefined;
+  const file = files[0];
+  if (file !== undefined) engine.pin(file.number);
+  try {
+    const reader = file === undefined ? undefined : engine.readers.tryAcquire(file.number) ?? (await engine.readers.acquire(file.number));
+    try {
+      // From here on synchronous: the memstores checked are the ones whose absence the
+      // copied blocks stand for, and the read point is taken with them.
+      // The open may have waited: a flush or compaction since then changes the answer.
+      const now = overlapping();
+      if (t.regionFor(start) !== region || now.length !== files.length || now[0] !== file) return undefined;
+      const lo = rowStartKey(start);
+      for (const m of [region.active, ...region.immutables]) {
+        if (m.empty) continue;
+        const it = m.iterator();
+        it.seek(lo);
+        const inRange = it.valid && (end.length === 0 || compareKeyRow(it.key(), end) < 0);
+        it.close();
+        if (inRange) return undefined;
+      }
+      const blocks: Uint8Array[] = [];
+      if (reader !== undefined) {
+        const { first, last } = reader.blocksBetween(lo, end.length === 0 ? undefined : rowStartKey(end));
+        for (let i = first; i <= last; i++) blocks.push(reader.readBlock(i).data.slice());
+      }
+      return {
+        format: FORMAT,
+        start: start.slice(),
+        end: end.slice(),
+        blocks,
+        snapshotSeq: engine.seqs.visibleSeq,
+        nowMs: engine.clock(),
+        families: [...t.families],
+        read: {
+          families: s.families === undefined ? undefined : [...s.families],
+          timeRange: s.timeRange,
+          maxVersions: s.maxVersions,
+          filter: s.filter,
+          borrowValues: s.borrowValues,
+        },
+      };
+    } finally {
+      if (reader !== undefined) engine.readers.release(file!.number);
+    }
+  } finally {
+    if (file !== undefined) engine.unpin(file.number);
+  }
+}
+
+function compareBytesOf(a: Uint8Array, b: Uint8Array): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
+  return a.length - b.length;
+}
+
+/**
+ * Calls `onRow` with each row of the export, in key order: the rows (cells, versions,
+ * values) a scan of the exported spec would have given at the moment of export. Runs on
+ * any thread; values are views of the export's blocks when it was made with
+ * `borrowValues`, copies otherwise. Throws STORE_INVALID_ARGUMENT for something that is
+ * not an export, STORE_CORRUPTION for a damaged block.
+ */
+export function readExportedRange(x: ExportedRange, onRow: (row: Row) => void): void {
+  if (x === null || typeof x !== 'object' || x.format !== FORMAT) {
+    throw new StoreError('STORE_INVALID_ARGUMENT', `not an exported range (format ${String((x as { format?: unknown } | null)?.format)})`);
+  }
+  if (x.blocks.length === 0) return;
+  const read = x.read;
+  const filter = compileReadFilter(read);
+  const ctx: RowReadContext = {
+    snapshotSeq: x.snapshotSeq,
+    nowMs: x.nowMs,
+    families: new Map<string, FamilyRule>(x.families),
+    familyFilter: undefined,
+    cellMatches: filter.hasCellFilter ? (f, q, ts) => filter.cellMatches(f, q, ts) : undefined,
+    maxVersions: read.maxVersions,
+    borrowValues: read.borrowValues,
+  };
+  const it = new BlockRunIterator(x.blocks.map((b, i) => Block.parse(b, `exported range: block ${i}`)));
+  const end = x.end;
+  it.seek(rowStartKey(x.start));
+  while (it.valid) {
+    const k = it.key();
+    if (end.length > 0 && compareKeyRow(k, end) >= 0) break;
+    if (filter.hasRowFilter) {
+      const row = k.subarray(2, 2 + ((k[0]! << 8) | k[1]!));
+      if (!filter.rowMatches(row)) {
+        skipRow(it, row.slice());
+        continue;
+      }
+    }
+    const row = readRow(it, ctx);
+    if (row.cells.length > 0) onRow(row as { key: Uint8Array; cells: Cell[] });
+  }
+  const err = it.error();
+  if (err !== undefined) throw err;
+}
+
+/** Advances past every entry of `row` (the iterator at its first one). */
+function skipRow(it: InternalIterator, row: Uint8Array): void {
+  do it.next();
+  while (it.valid && compareKeyRow(it.key(), row) === 0);
+}
+
+/** The entries of consecutive blocks of one file as one forward iterator. */
+class BlockRunIterator implements InternalIterator {
+  private readonly blocks: readonly Block[];
+  private i = 0;
+  private data: BlockIterator | undefined;
+  private isValid = false;
+  private err: Error | undefined;
+
+  constructor(blocks: readonly Block[]) {
+    this.blocks = blocks;
+  }
+
+  get valid(): boolean {
+    return this.isValid;
+  }
+
+  seekToFirst(): void {
+    if (!this.load(0)) return;
+    this.data!.seekToFirst();
+    this.skipForward();
+  }
+
+  /** Positions at the first entry >= target (the blocks are in key order). */
+  seek(target: Uint8Array): void {
+    if (!this.load(0)) return;
+    this.data!.seek(target);
+    this.skipForward();
+  }
+
+  next(): void {
+    if (!this.isValid) return;
+    this.data!.next();
+    this.skipForward();
+  }
+
+  key(): Uint8Array {
+    return this.data!.key();
+  }
+
+  value(): Uint8Array {
+    return this.data!.value();
+  }
+
+  error(): Error | undefined {
+    return this.err;
+  }
+
+  close(): void {
+    this.isValid = false;
+    this.data = undefined;
+  }
+
+  seekToLast(): void {
+    throw new StoreError('STORE_NOT_SUPPORTED', 'an exported range is read forward only');
+  }
+
+  seekForPrev(): void {
+    this.seekToLast();
+  }
+
+  prev(): void {
+    this.seekToLast();
+  }
+
+  private load(i: number): boolean {
+    this.isValid = false;
+    if (this.err !== undefined || i >= this.blocks.length) return false;
+    if (this.data === undefined) this.data = this.blocks[i]!.iterator(compare, compareRange);
+    else this.data.reset(this.blocks[i]!);
+    this.i = i;
+    return true;
+  }
+
+  private skipForward(): void {
+    for (;;) {
+      const d = this.data!;
+      if (d.valid) {
+        this.isValid = true;
+        return;
+      }
+      const e = d.error();
+      if (e !== undefined) {
+        this.err = e;
+        return;
+      }
+      if (!this.load(this.i + 1)) return;
+      this.data!.seekToFirst();
+    }
+  }
+}
