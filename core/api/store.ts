@@ -131,8 +131,9 @@ export interface Table {
   /**
    * Optional (in-process engines; a distributed backend leaves it out): the forward scan
    * `spec` captured as plain data another thread reads with readExportedRange (core's
-   * index), or undefined when this range cannot be exported now (the caller then scans).
-   * `limit` and `reverse` are not exported (undefined). Validates `spec` as scan() does.
+   * index), or undefined when this range cannot be exported now (the caller then scans:
+   * the embedded store exports a range inside one region, forward, without `limit`).
+   * Validates `spec` as scan() does.
    */
   exportRange?(spec: ScanSpec): Promise<ExportedRange | undefined>;
 }
@@ -146,8 +147,11 @@ export interface ExportedRange {
   readonly format: string;
   readonly start: Uint8Array;
   readonly end: Uint8Array;
-  /** Data blocks of the one file holding the range (core/FORMAT.md), decompressed, in key order. */
-  readonly blocks: readonly Uint8Array[];
+  /**
+   * Every source of the range (each memstore's entries, each file's data blocks) as a run
+   * of data blocks (core/FORMAT.md, decompressed) in key order.
+   */
+  readonly runs: ReadonlyArray<readonly Uint8Array[]>;
   readonly snapshotSeq: number;
   readonly nowMs: number;
   /** Each family's versions kept and TTL. */

@@ -1,39 +1,49 @@
 /**
  * A forward scan of one key range, captured as plain data (ExportedRange, core/api/store.ts)
  * that another thread turns into rows with this engine's own code (readExportedRange): the
- * block iterator, the row assembly of row-reader.ts and the read filter, without the
- * engine, its files or its caches. A decode worker can then read its share of a query's
- * rows itself instead of being sent them row by row.
+ * block iterator, the merging iterator, the row assembly of row-reader.ts and the read
+ * filter, without the engine, its files or its caches. A decode worker can then read its
+ * share of a query's rows itself instead of being sent them row by row.
  *
- * Only a range one file answers alone can be exported: inside one region, no entry of any
- * memstore in it, one file overlapping it (or none). Its data blocks from the one holding
- * the start row to the one holding the last row before `end` are copied out (decompressed,
- * as the block cache holds them), with the read point, the clock, the families' rules and
- * the validated read options: readExportedRange gives exactly the rows a scan of the same
- * spec started at the moment of export would (tested against table.scan). The copies make
- * the export independent of later compactions and of the block cache.
+ * An export holds every source of the range in its region, each as a run of sorted blocks:
+ * the entries of each memstore in the range, encoded as blocks (block-builder.ts), and each
+ * overlapping file's data blocks from the one holding the start row to the one holding the
+ * last row before `end` (decompressed, as the block cache holds them), copied; with the
+ * read point, the clock, the families' rules and the validated read options.
+ * readExportedRange merges the runs as a scan merges memstores and files, so it gives
+ * exactly the rows a scan of the same spec started at the moment of export would (tested
+ * against table.scan), whatever happens to the table afterwards. A range over several
+ * regions is not exported.
  */
 import type { Cell, ExportedRange, Row } from '../api/store.js';
 import type { NormalizedScanSpec } from '../api/validate.js';
 import { compileReadFilter } from '../api/filters.js';
 import { StoreError } from '../api/errors.js';
 import type { InternalIterator } from '../iter/internal-iterator.js';
+import { MergingIterator } from '../iter/merging-iterator.js';
 import { Block } from '../sst/block.js';
 import type { BlockIterator } from '../sst/block.js';
+import { BlockBuilder } from '../sst/block-builder.js';
+import type { SstReader } from '../sst/sst-reader.js';
 import type { Engine } from './engine.js';
 import type { FileMeta } from './file-meta.js';
 import { compareKeyRow, rowStartKey } from './internal-key.js';
+import type { Memstore } from './memstore.js';
 import type { TableState } from './region.js';
 import type { FamilyRule, RowReadContext } from './row-reader.js';
 import { readRow } from './row-reader.js';
 import { compare, compareRange } from './sst-options.js';
 
-const FORMAT = 'horae-exported-range/1';
+const FORMAT = 'horae-exported-range/2';
+
+/** Bytes of memstore entries per block of an export. */
+const MEMSTORE_BLOCK_BYTES = 64 * 1024;
 
 /**
- * The export of `s` (a forward scan, validated) when one file answers its range alone;
- * undefined otherwise (the caller scans as usual). Synchronous once the file's reader is
- * open: nothing can change the region's sources between the checks and the copies.
+ * The export of `s` (a forward scan, validated), or undefined when its range lies in more
+ * than one region, or the spec is reverse or limited (the caller scans as usual).
+ * Synchronous once the files' readers are open: nothing changes the region's sources
+ * between taking the read point and copying them.
  */
 export async function exportRange(engine: Engine, t: TableState, s: NormalizedScanSpec): Promise<ExportedRange | undefined> {
   if (s.reverse || s.limit !== Infinity) return undefined;
@@ -43,53 +53,69 @@ export async function exportRange(engine: Engine, t: TableState, s: NormalizedSc
   if (region.end.length > 0 && (end.length === 0 || compareBytesOf(end, region.end) > 0)) return undefined;
   const overlapping = (): FileMeta[] => region.files.filter((f) => !(compareKeyRow(f.largest, start) < 0) && !(end.length > 0 && compareKeyRow(f.smallest, end) >= 0));
   const files = overlapping();
-  if (files.length > 1) return undefined;
-  const file = files[0];
-  if (file !== undefined) engine.pin(file.number);
+  for (const f of files) engine.pin(f.number);
+  const readers: SstReader[] = [];
   try {
-    const reader = file === undefined ? undefined : engine.readers.tryAcquire(file.number) ?? (await engine.readers.acquire(file.number));
-    try {
-      // From here on synchronous: the memstores checked are the ones whose absence the
-      // copied blocks stand for, and the read point is taken with them.
-      // The open may have waited: a flush or compaction since then changes the answer.
-      const now = overlapping();
-      if (t.regionFor(start) !== region || now.length !== files.length || now[0] !== file) return undefined;
-      const lo = rowStartKey(start);
-      for (const m of [region.active, ...region.immutables]) {
-        if (m.empty) continue;
-        const it = m.iterator();
-        it.seek(lo);
-        const inRange = it.valid && (end.length === 0 || compareKeyRow(it.key(), end) < 0);
-        it.close();
-        if (inRange) return undefined;
+    for (const f of files) readers.push(engine.readers.tryAcquire(f.number) ?? (await engine.readers.acquire(f.number)));
+    // The opens may have waited: after a flush, compaction or split meanwhile, the caller scans.
+    const now = overlapping();
+    if (t.regionFor(start) !== region || now.length !== files.length || now.some((f, i) => f !== files[i])) return undefined;
+    const lo = rowStartKey(start);
+    const hi = end.length === 0 ? undefined : rowStartKey(end);
+    const runs: Uint8Array[][] = [];
+    for (const m of [region.active, ...region.immutables]) {
+      const run = memstoreRun(m, lo, end);
+      if (run.length > 0) runs.push(run);
+    }
+    for (const reader of readers) {
+      const { first, last } = reader.blocksBetween(lo, hi);
+      const run: Uint8Array[] = [];
+      for (let i = first; i <= last; i++) run.push(reader.readBlock(i).data.slice());
+      if (run.length > 0) runs.push(run);
+    }
+    return {
+      format: FORMAT,
+      start: start.slice(),
+      end: end.slice(),
+      runs,
+      snapshotSeq: engine.seqs.visibleSeq,
+      nowMs: engine.clock(),
+      families: [...t.families],
+      read: {
+        families: s.families === undefined ? undefined : [...s.families],
+        timeRange: s.timeRange,
+        maxVersions: s.maxVersions,
+        filter: s.filter,
+        borrowValues: s.borrowValues,
+      },
+    };
+  } finally {
+    for (let i = 0; i < readers.length; i++) engine.readers.release(files[i]!.number);
+    for (const f of files) engine.unpin(f.number);
+  }
+}
+
+/** The memstore's entries of rows [lo's row, end) encoded as blocks (empty when none). */
+function memstoreRun(m: Memstore, lo: Uint8Array, end: Uint8Array): Uint8Array[] {
+  if (m.empty) return [];
+  const run: Uint8Array[] = [];
+  const b = new BlockBuilder();
+  const it = m.iterator();
+  try {
+    for (it.seek(lo); it.valid; it.next()) {
+      const k = it.key();
+      if (end.length > 0 && compareKeyRow(k, end) >= 0) break;
+      b.add(k, it.value());
+      if (b.sizeEstimate >= MEMSTORE_BLOCK_BYTES) {
+        run.push(b.finish().slice());
+        b.reset();
       }
-      const blocks: Uint8Array[] = [];
-      if (reader !== undefined) {
-        const { first, last } = reader.blocksBetween(lo, end.length === 0 ? undefined : rowStartKey(end));
-        for (let i = first; i <= last; i++) blocks.push(reader.readBlock(i).data.slice());
-      }
-      return {
-        format: FORMAT,
-        start: start.slice(),
-        end: end.slice(),
-        blocks,
-        snapshotSeq: engine.seqs.visibleSeq,
-        nowMs: engine.clock(),
-        families: [...t.families],
-        read: {
-          families: s.families === undefined ? undefined : [...s.families],
-          timeRange: s.timeRange,
-          maxVersions: s.maxVersions,
-          filter: s.filter,
-          borrowValues: s.borrowValues,
-        },
-      };
-    } finally {
-      if (reader !== undefined) engine.readers.release(file!.number);
     }
   } finally {
-    if (file !== undefined) engine.unpin(file.number);
+    it.close();
   }
+  if (b.entries > 0) run.push(b.finish().slice());
+  return run;
 }
 
 function compareBytesOf(a: Uint8Array, b: Uint8Array): number {
@@ -109,7 +135,7 @@ export function readExportedRange(x: ExportedRange, onRow: (row: Row) => void): 
   if (x === null || typeof x !== 'object' || x.format !== FORMAT) {
     throw new StoreError('STORE_INVALID_ARGUMENT', `not an exported range (format ${String((x as { format?: unknown } | null)?.format)})`);
   }
-  if (x.blocks.length === 0) return;
+  if (x.runs.length === 0) return;
   const read = x.read;
   const filter = compileReadFilter(read);
   const ctx: RowReadContext = {
@@ -121,7 +147,8 @@ export function readExportedRange(x: ExportedRange, onRow: (row: Row) => void): 
     maxVersions: read.maxVersions,
     borrowValues: read.borrowValues,
   };
-  const it = new BlockRunIterator(x.blocks.map((b, i) => Block.parse(b, `exported range: block ${i}`)));
+  const children: InternalIterator[] = x.runs.map((run, r) => new BlockRunIterator(run.map((b, i) => Block.parse(b, `exported range: run ${r} block ${i}`))));
+  const it = children.length === 1 ? children[0]! : new MergingIterator(children, compare);
   const end = x.end;
   it.seek(rowStartKey(x.start));
   while (it.valid) {
@@ -147,7 +174,7 @@ function skipRow(it: InternalIterator, row: Uint8Array): void {
   while (it.valid && compareKeyRow(it.key(), row) === 0);
 }
 
-/** The entries of consecutive blocks of one file as one forward iterator. */
+/** The entries of consecutive blocks of one source as one forward iterator. */
 class BlockRunIterator implements InternalIterator {
   private readonly blocks: readonly Block[];
   private i = 0;

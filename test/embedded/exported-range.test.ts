@@ -1,10 +1,10 @@
 /**
- * Table.exportRange + readExportedRange (core/lsm/exported-range.ts): a range one file
- * answers alone, exported and read back (after a structured clone, as a worker gets it),
- * gives exactly the rows a scan of the same spec gives: versions, delete markers inside the
- * file, TTL, every filter kind, families, maxVersions, borrowed values. Ranges the file
- * does not answer alone (memstore entries, overlapping files, several regions) are not
- * exported, and an export keeps what it saw when the table changes afterwards.
+ * Table.exportRange + readExportedRange (core/lsm/exported-range.ts): a range exported
+ * and read back (after a structured clone, as a worker gets it) gives exactly the rows a
+ * scan of the same spec gives: memstore entries and several overlapping files merged,
+ * versions, delete markers, TTL, every filter kind, families, maxVersions, borrowed
+ * values. Ranges over several regions (and reverse or limited scans) are not exported,
+ * and an export keeps what it saw when the table changes afterwards.
  */
 import { describe, expect, it } from 'vitest';
 import { utf8 } from '../../core/api/bytes.js';
@@ -102,14 +102,13 @@ describe('exported ranges', () => {
     for (let seed = 1; seed <= 12; seed++) {
       await withTable(async (t, clock) => {
         const r = new Random(20261127 + seed);
-        for (let round = 0; round < 3; round++) {
+        for (let round = 0; round < 4; round++) {
           await t.mutate(randomMutations(r, clock.now));
-          // Flushed only (one file per region, its delete markers in it) or compacted.
-          if (round === 0 || seed % 2 === 0) await t.flush();
-          if (seed % 2 === 0) await t.compact({ major: seed % 4 === 0 });
+          // Files with delete markers, overlapping files, compacted ones, and in the last
+          // rounds memstore entries over all of them.
+          if (round < 2 || seed % 2 === 0) await t.flush();
+          if (round === 1 && seed % 3 === 0) await t.compact({ major: seed % 2 === 0 });
         }
-        await t.flush();
-        await t.compact({ major: seed % 3 !== 0 });
         clock.now += r.int(3_000); // some g cells expire
         for (let q = 0; q < 25; q++) {
           const filter = randomFilter(r);
@@ -134,25 +133,27 @@ describe('exported ranges', () => {
     expect(rowsCompared).toBeGreaterThan(500);
   });
 
-  it('are not made where one file does not answer the range alone', async () => {
+  it('hold only the sources of their range, and are not made over several regions', async () => {
     await withTable(async (t) => {
       const put = (k: string, v: string): RowMutation => ({ key: utf8(k), mutations: [{ type: 'put', family: 'f', qualifier: utf8('q'), value: utf8(v) }] });
-      expect(await t.exportRange!({ start: utf8('k0'), end: utf8('k3') })).toMatchObject({ blocks: [] }); // nothing at all
+      const keys = (x: ExportedRange | undefined): string[] => readAll(x!).map((row) => Buffer.from(row.key).toString());
+      const inK0 = { start: utf8('k0'), end: utf8('k3') };
+      expect(await t.exportRange!(inK0)).toMatchObject({ runs: [] }); // nothing at all
       await t.mutate([put('k11', 'a'), put('k41', 'b')]);
-      expect(await t.exportRange!({ start: utf8('k0'), end: utf8('k3') })).toBeUndefined(); // in the memstore
+      expect((await t.exportRange!(inK0))!.runs.length).toBe(1); // the memstore
+      expect(keys(await t.exportRange!(inK0))).toEqual(['k11']);
       await t.flush();
-      expect(readAll((await t.exportRange!({ start: utf8('k0'), end: utf8('k3') }))!).map((row) => Buffer.from(row.key).toString())).toEqual(['k11']);
+      await t.mutate([put('k12', 'c'), put('k01', 'x')]);
+      await t.flush();
+      await t.mutate([put('k11', 'a2'), put('k29', 'd')]);
+      // Two files and the memstore, merged; the newer version of k11 wins.
+      expect((await t.exportRange!(inK0))!.runs.length).toBe(3);
+      expect(readAll((await t.exportRange!(inK0))!).map((row) => Buffer.from(row.cells[0]!.value).toString())).toEqual(['x', 'a2', 'c', 'd']);
+      // Sources outside the range are left out: the file of k01 and k11, and the memstore's k29.
+      expect((await t.exportRange!({ start: utf8('k12'), end: utf8('k2') }))!.runs.length).toBe(1);
       expect(await t.exportRange!({ start: utf8('k0'), end: utf8('k5') })).toBeUndefined(); // two regions
-      expect(await t.exportRange!({ start: utf8('k0'), end: utf8('k3'), reverse: true })).toBeUndefined();
-      expect(await t.exportRange!({ start: utf8('k0'), end: utf8('k3'), limit: 5 })).toBeUndefined();
-      await t.mutate([put('k12', 'c')]);
-      await t.flush();
-      expect(await t.exportRange!({ start: utf8('k0'), end: utf8('k3') })).toBeUndefined(); // two files
-      // A memstore entry outside the range does not matter.
-      await t.compact({ major: true });
-      await t.mutate([put('k29', 'd')]);
-      expect(await t.exportRange!({ start: utf8('k0'), end: utf8('k2') })).toBeDefined();
-      expect(await t.exportRange!({ start: utf8('k0'), end: utf8('k3') })).toBeUndefined();
+      expect(await t.exportRange!({ ...inK0, reverse: true })).toBeUndefined();
+      expect(await t.exportRange!({ ...inK0, limit: 5 })).toBeUndefined();
       await expect(t.exportRange!({ start: utf8('k2'), end: utf8('k1') })).rejects.toThrow(RangeError);
     });
   });
@@ -165,12 +166,33 @@ describe('exported ranges', () => {
       const spec: ScanSpec = { start: utf8('k1'), end: utf8('k2'), borrowValues: true };
       const want = plain(await scanAll(t, spec));
       const x = (await t.exportRange!(spec))!;
-      expect(x.blocks.length).toBeGreaterThan(1);
+      expect(x.runs.length).toBe(1);
+      expect(x.runs[0]!.length).toBeGreaterThan(1);
       await t.mutate(rows.slice(0, 50).map((row) => ({ key: row.key, mutations: [{ type: 'deleteRow' as const }] })));
       await t.flush();
       await t.compact({ major: true });
       expect((await scanAll(t, spec)).length).toBe(150);
       expect(plain(readAll(x))).toEqual(want);
+    });
+  });
+
+  it('hold a memstore being flushed', async () => {
+    await withTable(async (t) => {
+      const rows = Array.from({ length: 300 }, (_, i) => ({ key: utf8(`k1${String(i).padStart(4, '0')}`), mutations: [{ type: 'put' as const, family: 'f', qualifier: utf8('q'), value: utf8(`v${i}`) }] }));
+      const spec: ScanSpec = { start: utf8('k1'), end: utf8('k2') };
+      let seen = 0;
+      for (let round = 0; round < 5; round++) {
+        await t.mutate(rows.map((r) => ({ ...r, mutations: [{ ...r.mutations[0]!, value: utf8(`r${round}`) }] })));
+        // The export starts while the flush has the memstore as an immutable one.
+        const flushing = t.flush();
+        const x = (await t.exportRange!(spec))!;
+        await flushing;
+        const got = readAll(x);
+        expect(got.length).toBe(300);
+        expect(new Set(got.map((row) => Buffer.from(row.cells[0]!.value).toString()))).toEqual(new Set([`r${round}`]));
+        seen += got.length;
+      }
+      expect(seen).toBe(1500);
     });
   });
 

@@ -7,8 +7,9 @@
  *
  * A session is one sub-query's scan: rows are packed per worker (row-pack.ts) and sent in
  * batches as the scan goes, so decoding overlaps scanning; finish() collects the series.
- * A bucket the store can export (core: Table.exportRange) is sent whole instead, and the
- * worker reads its rows itself: the main thread then neither scans nor packs them.
+ * With horae.query.worker_reads, a bucket the store can export (core: Table.exportRange)
+ * is sent whole instead, and the worker reads its rows itself: the main thread then
+ * neither scans nor packs them.
  * A session that is abandoned (error, client gone) is cancelled and its state dropped.
  */
 import { Worker } from 'node:worker_threads';
@@ -88,13 +89,15 @@ export class DecodePool {
   }
 
   /**
-   * Which worker decodes a salt bucket, or -1 for the main thread: the main thread keeps
-   * a smaller share, since it also scans the workers' buckets it cannot export, then
-   * aggregates and formats the answer. (With every bucket exported, shares of 0.8 to 1.2
-   * of an even split measured within noise on a day of 100 series, bench/README.md.)
+   * Which worker decodes a salt bucket, or -1 for the main thread. When the workers read
+   * their buckets themselves (`exported`: horae.query.worker_reads), the main thread takes
+   * 1.2 times an even share: a worker reads and decodes a bucket more slowly than the main
+   * thread (~1.75 against ~1.3 ms for a day of 5 series: block copies, thread contention),
+   * and q4 in one process ran 36-37 ms at 1.2, 36-42 at 1.0, 41-42 at 0.8, 40 at 1.4
+   * (bench/README.md). Otherwise the main thread scans every bucket, and keeps 0.8 of a share.
    */
-  workerOf(salt: number, buckets: number): number {
-    const mainShare = Math.floor((buckets * 0.8) / (this.threads + 1));
+  workerOf(salt: number, buckets: number, exported = false): number {
+    const mainShare = Math.floor((buckets * (exported ? 1.2 : 0.8)) / (this.threads + 1));
     return salt < mainShare ? -1 : (salt - mainShare) % this.threads;
   }
 
@@ -189,7 +192,7 @@ export class DecodeSession {
     if (this.o.keys === undefined) throw new Error('decode session: ranges need the row key layout (DecodeSessionOptions.keys)');
     this.begin(worker);
     this.flush(worker); // rows queued before stay ahead
-    this.pool.post(worker, { type: 'range', sid: this.sids[worker]!, range }, range.blocks.map((b) => b.buffer as ArrayBuffer));
+    this.pool.post(worker, { type: 'range', sid: this.sids[worker]!, range }, range.runs.flatMap((run) => run.map((b) => b.buffer as ArrayBuffer)));
     this.pool.rangesSent++;
   }
 

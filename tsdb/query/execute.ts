@@ -147,11 +147,12 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
   // Rows that hour summaries answer cost less to read here than to pack for a worker.
   const pool = q.delete || keys !== undefined || summaryUseOf(rowDownsample) !== undefined ? undefined : tsdb.queryDecodePool();
   const parallel = pool !== undefined && (await expectedRows(tsdb, sub, metricUid, win, tsdb.config.queryParallelMinRows)) >= tsdb.config.queryParallelMinRows;
+  const workerReads = tsdb.config.queryWorkerReads && tsdb.data.exportRange !== undefined;
   const session = parallel ? pool.session({
     startMs: win.startMs, endMs: win.endMs - 1, maxPoints: limits.maxPoints, spec: pipelineSpecOf(q, sub),
     // Workers may read whole buckets themselves (exported ranges): they then find the
     // series and annotations the scan would have.
-    keys: { saltWidth: tsdb.widths.saltWidth, metricWidth: tsdb.widths.metric, annotations: q.noAnnotations ? undefined : { startMs: q.startMs, endMs: q.endMs } },
+    ...(workerReads ? { keys: { saltWidth: tsdb.widths.saltWidth, metricWidth: tsdb.widths.metric, annotations: q.noAnnotations ? undefined : { startMs: q.startMs, endMs: q.endMs } } } : {}),
   }) : undefined;
   let scanned: ScannedSeries[];
   try {
@@ -162,7 +163,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
       ...(q.delete ? { rowKeys: true } : {}),
       ...(keys === undefined ? {} : { keys }),
       ...(rowDownsample === undefined ? {} : { downsample: rowDownsample }),
-      ...(session === undefined ? {} : { decode: { session, workerOf: (salt: number, buckets: number) => pool!.workerOf(salt, buckets) } }),
+      ...(session === undefined ? {} : { decode: { session, workerOf: (salt: number, buckets: number) => pool!.workerOf(salt, buckets, workerReads) } }),
     }, stats);
   } catch (err) {
     session?.cancel();

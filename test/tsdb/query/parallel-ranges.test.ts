@@ -1,10 +1,10 @@
 /**
  * Decode workers that read whole salt buckets themselves (exported ranges, core's
  * Table.exportRange; scanner.ts, decode-pool.ts, decode-worker.ts) answer byte for byte as
- * the main thread alone does, on the embedded store where buckets can be exported: seeded
- * random data (floats, integers, integers beyond 2^53, millisecond timestamps, compressed
- * and raw hours, annotations), some buckets exported and others still holding memstore
- * rows (sent row by row), under many query shapes; the series and point limits still hold.
+ * the main thread alone does, on the embedded store, which exports ranges: seeded random
+ * data (floats, integers, integers beyond 2^53, millisecond timestamps, compressed and raw
+ * hours, annotations) in files and, for some series, in the memstore too, under many
+ * query shapes; the series and point limits still hold.
  */
 import type { FastifyInstance } from 'fastify';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -19,7 +19,7 @@ import { putOk as put, queryRaw as query } from '../helpers/http-cases.js';
 import { openFixture, openedServers, useFixtureStore } from '../helpers/tsdb-fixture.js';
 
 const SERIAL: Partial<TsdbConfig> = { queryDecodeThreads: 0, saltBuckets: 8 };
-const PARALLEL: Partial<TsdbConfig> = { queryDecodeThreads: 2, queryParallelMinRows: 0, saltBuckets: 8 };
+const PARALLEL: Partial<TsdbConfig> = { queryDecodeThreads: 2, queryParallelMinRows: 0, queryWorkerReads: true, saltBuckets: 8 };
 const pool = new DecodePool(2);
 const opened = openedServers(pool);
 
@@ -67,7 +67,7 @@ describe('decode workers reading exported ranges', () => {
         points.push({ metric: 'm', timestamp: (T0 + t) * 1000 + (h % 3) * rng.int(1000), value, tags: { host: `h${h}`, dc: `d${h % 3}` } });
       }
     }
-    // Late points of three hosts stay in the memstore: their buckets go row by row.
+    // Late points of three hosts stay in the memstore: their buckets' exports hold it too.
     const late = [3, 7, 12].map((h) => ({ metric: 'm', timestamp: T0 + 2 * 3600 + 7, value: 42.5, tags: { host: `h${h}`, dc: `d${h % 3}` } }));
     await load([a, b], points, late);
     const shapes: unknown[] = [
@@ -82,7 +82,6 @@ describe('decode workers reading exported ranges', () => {
       { aggregator: 'sum', filters: [{ type: 'regexp', tagk: 'host', filter: 'h1.*', groupBy: false }] },
       { aggregator: 'avg', downsample: '5m-avg', filters: [{ type: 'wildcard', tagk: 'host', filter: '*', groupBy: true }] },
     ];
-    const rows = pool.rowsSent;
     const ranges = pool.rangesSent;
     for (const shape of shapes) {
       for (const [start, end] of [[(T0 + 1800) * 1000, (T0 + 5 * 3600) * 1000], [T0 * 1000, now]] as const) {
@@ -92,14 +91,25 @@ describe('decode workers reading exported ranges', () => {
         expect(sb, JSON.stringify(shape)).toEqual(sa);
       }
     }
-    // Both ways really ran: whole buckets read by the workers, and rows sent to them.
-    expect(pool.rangesSent - ranges).toBeGreaterThan(30);
-    expect(pool.rowsSent - rows).toBeGreaterThan(0);
+    // The workers really read whole buckets (every worker bucket of every query).
+    expect(pool.rangesSent - ranges).toBeGreaterThan(50);
+    const lateOnes = JSON.parse((await query(b.app, { start: (T0 + 2 * 3600) * 1000, end: (T0 + 2 * 3600 + 8) * 1000, queries: [{ metric: 'm', aggregator: 'none' }] })).body) as Array<{ dps: Record<string, number> }>;
+    expect(lateOnes.filter((x) => x.dps[String(T0 + 2 * 3600 + 7)] === 42.5).length).toBe(3);
     // Annotations of series in exported buckets come back with them.
     const before = pool.rangesSent;
     const noted = JSON.parse((await query(b.app, { start: T0 * 1000, end: now, queries: [{ metric: 'm', aggregator: 'none' }] })).body) as Array<{ annotations?: unknown[] }>;
     expect(noted.filter((s) => s.annotations?.length === 1).length).toBe(16);
     expect(pool.rangesSent - before).toBeGreaterThan(2);
+  });
+
+  it('are off by default: rows are sent', async () => {
+    const now = (T0 + 7200) * 1000;
+    const b = await server({ ...PARALLEL, queryWorkerReads: false }, now);
+    await load([b], Array.from({ length: 64 }, (_, i) => ({ metric: 'm', timestamp: T0 + i, value: i, tags: { host: `h${i % 16}` } })), [], false);
+    const [ranges, rows] = [pool.rangesSent, pool.rowsSent];
+    expect((await query(b.app, { start: T0, end: T0 + 100, queries: [{ metric: 'm', aggregator: 'sum' }] })).status).toBe(200);
+    expect(pool.rangesSent).toBe(ranges);
+    expect(pool.rowsSent).toBeGreaterThan(rows);
   });
 
   it('keep the series and point limits (413)', async () => {
