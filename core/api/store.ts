@@ -149,9 +149,10 @@ export interface ExportedRange {
   readonly end: Uint8Array;
   /**
    * Every source of the range (each memstore's entries, each file's data blocks) as a run
-   * of data blocks (core/FORMAT.md, decompressed) in key order.
+   * of data blocks (core/FORMAT.md, decompressed) in key order, with each block's index key
+   * (>= its keys, < the next block's).
    */
-  readonly runs: ReadonlyArray<readonly Uint8Array[]>;
+  readonly runs: ReadonlyArray<{ readonly blocks: readonly Uint8Array[]; readonly indexKeys: readonly Uint8Array[] }>;
   readonly snapshotSeq: number;
   readonly nowMs: number;
   /** Each family's versions kept and TTL. */

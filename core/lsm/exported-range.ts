@@ -22,8 +22,8 @@ import { StoreError } from '../api/errors.js';
 import type { InternalIterator } from '../iter/internal-iterator.js';
 import { MergingIterator } from '../iter/merging-iterator.js';
 import { Block } from '../sst/block.js';
-import type { BlockIterator } from '../sst/block.js';
 import { BlockBuilder } from '../sst/block-builder.js';
+import { SstIterator } from '../sst/sst-reader.js';
 import type { SstReader } from '../sst/sst-reader.js';
 import type { Engine } from './engine.js';
 import type { FileMeta } from './file-meta.js';
@@ -34,7 +34,7 @@ import type { FamilyRule, RowReadContext } from './row-reader.js';
 import { readRow } from './row-reader.js';
 import { compare, compareRange } from './sst-options.js';
 
-const FORMAT = 'horae-exported-range/2';
+const FORMAT = 'horae-exported-range/3';
 
 /** Bytes of memstore entries per block of an export. */
 const MEMSTORE_BLOCK_BYTES = 64 * 1024;
@@ -62,16 +62,19 @@ export async function exportRange(engine: Engine, t: TableState, s: NormalizedSc
     if (t.regionFor(start) !== region || now.length !== files.length || now.some((f, i) => f !== files[i])) return undefined;
     const lo = rowStartKey(start);
     const hi = end.length === 0 ? undefined : rowStartKey(end);
-    const runs: Uint8Array[][] = [];
+    const runs: Run[] = [];
     for (const m of [region.active, ...region.immutables]) {
       const run = memstoreRun(m, lo, end);
-      if (run.length > 0) runs.push(run);
+      if (run.blocks.length > 0) runs.push(run);
     }
     for (const reader of readers) {
       const { first, last } = reader.blocksBetween(lo, hi);
-      const run: Uint8Array[] = [];
-      for (let i = first; i <= last; i++) run.push(reader.readBlock(i).data.slice());
-      if (run.length > 0) runs.push(run);
+      const run: Run = { blocks: [], indexKeys: [] };
+      for (let i = first; i <= last; i++) {
+        run.blocks.push(reader.readBlock(i).data.slice());
+        run.indexKeys.push(reader.indexKey(i).slice());
+      }
+      if (run.blocks.length > 0) runs.push(run);
     }
     return {
       format: FORMAT,
@@ -95,26 +98,33 @@ export async function exportRange(engine: Engine, t: TableState, s: NormalizedSc
   }
 }
 
-/** The memstore's entries of rows [lo's row, end) encoded as blocks (empty when none). */
-function memstoreRun(m: Memstore, lo: Uint8Array, end: Uint8Array): Uint8Array[] {
-  if (m.empty) return [];
-  const run: Uint8Array[] = [];
+interface Run {
+  readonly blocks: Uint8Array[];
+  readonly indexKeys: Uint8Array[];
+}
+
+/** The memstore's entries of rows [lo's row, end) encoded as blocks, each indexed by its last key. */
+function memstoreRun(m: Memstore, lo: Uint8Array, end: Uint8Array): Run {
+  const run: Run = { blocks: [], indexKeys: [] };
+  if (m.empty) return run;
   const b = new BlockBuilder();
+  const cut = (): void => {
+    run.indexKeys.push(b.lastKeyView().slice());
+    run.blocks.push(b.finish().slice());
+    b.reset();
+  };
   const it = m.iterator();
   try {
     for (it.seek(lo); it.valid; it.next()) {
       const k = it.key();
       if (end.length > 0 && compareKeyRow(k, end) >= 0) break;
       b.add(k, it.value());
-      if (b.sizeEstimate >= MEMSTORE_BLOCK_BYTES) {
-        run.push(b.finish().slice());
-        b.reset();
-      }
+      if (b.sizeEstimate >= MEMSTORE_BLOCK_BYTES) cut();
     }
   } finally {
     it.close();
   }
-  if (b.entries > 0) run.push(b.finish().slice());
+  if (b.entries > 0) cut();
   return run;
 }
 
@@ -147,7 +157,10 @@ export function readExportedRange(x: ExportedRange, onRow: (row: Row) => void): 
     maxVersions: read.maxVersions,
     borrowValues: read.borrowValues,
   };
-  const children: InternalIterator[] = x.runs.map((run, r) => new BlockRunIterator(run.map((b, i) => Block.parse(b, `exported range: run ${r} block ${i}`))));
+  const children: InternalIterator[] = x.runs.map((run, r) => {
+    const blocks = run.blocks.map((b, i) => Block.parse(b, `exported range: run ${r} block ${i}`));
+    return new SstIterator({ readBlock: (i) => blocks[i]!, rechargeBlock: () => undefined }, compare, run.indexKeys, compareRange);
+  });
   const it = children.length === 1 ? children[0]! : new MergingIterator(children, compare);
   const end = x.end;
   it.seek(rowStartKey(x.start));
@@ -172,95 +185,4 @@ export function readExportedRange(x: ExportedRange, onRow: (row: Row) => void): 
 function skipRow(it: InternalIterator, row: Uint8Array): void {
   do it.next();
   while (it.valid && compareKeyRow(it.key(), row) === 0);
-}
-
-/** The entries of consecutive blocks of one source as one forward iterator. */
-class BlockRunIterator implements InternalIterator {
-  private readonly blocks: readonly Block[];
-  private i = 0;
-  private data: BlockIterator | undefined;
-  private isValid = false;
-  private err: Error | undefined;
-
-  constructor(blocks: readonly Block[]) {
-    this.blocks = blocks;
-  }
-
-  get valid(): boolean {
-    return this.isValid;
-  }
-
-  seekToFirst(): void {
-    if (!this.load(0)) return;
-    this.data!.seekToFirst();
-    this.skipForward();
-  }
-
-  /** Positions at the first entry >= target (the blocks are in key order). */
-  seek(target: Uint8Array): void {
-    if (!this.load(0)) return;
-    this.data!.seek(target);
-    this.skipForward();
-  }
-
-  next(): void {
-    if (!this.isValid) return;
-    this.data!.next();
-    this.skipForward();
-  }
-
-  key(): Uint8Array {
-    return this.data!.key();
-  }
-
-  value(): Uint8Array {
-    return this.data!.value();
-  }
-
-  error(): Error | undefined {
-    return this.err;
-  }
-
-  close(): void {
-    this.isValid = false;
-    this.data = undefined;
-  }
-
-  seekToLast(): void {
-    throw new StoreError('STORE_NOT_SUPPORTED', 'an exported range is read forward only');
-  }
-
-  seekForPrev(): void {
-    this.seekToLast();
-  }
-
-  prev(): void {
-    this.seekToLast();
-  }
-
-  private load(i: number): boolean {
-    this.isValid = false;
-    if (this.err !== undefined || i >= this.blocks.length) return false;
-    if (this.data === undefined) this.data = this.blocks[i]!.iterator(compare, compareRange);
-    else this.data.reset(this.blocks[i]!);
-    this.i = i;
-    return true;
-  }
-
-  private skipForward(): void {
-    for (;;) {
-      const d = this.data!;
-      if (d.valid) {
-        this.isValid = true;
-        return;
-      }
-      const e = d.error();
-      if (e !== undefined) {
-        this.err = e;
-        return;
-      }
-      if (!this.load(this.i + 1)) return;
-      this.data!.seekToFirst();
-    }
-  }
 }

@@ -208,6 +208,11 @@ export class SstReader {
     return { first, last };
   }
 
+  /** The index key of data block `i` (>= its keys, < the next block's): what SstIterator seeks by. */
+  indexKey(i: number): Uint8Array {
+    return this.indexKeys[i]!;
+  }
+
   /** Index of the first block whose last key is >= target (the block count when none). */
   private firstBlockAtOrAfter(target: Uint8Array): number {
     const keys = this.indexKeys;
@@ -300,8 +305,16 @@ export class SstReader {
  * checksum, read failure, closed reader) is sticky: the iterator stays invalid and
  * error() returns it.
  */
+/** Where an SstIterator gets its data blocks: an SstReader, or blocks held in memory (exported-range.ts). */
+export interface BlockSource {
+  /** Data block `i` (file order); throws on a damaged or unreadable block. */
+  readBlock(i: number): Block;
+  /** Block `i` grew an entry index (block.ts): charge a cache for it again, if there is one. */
+  rechargeBlock(i: number, block: Block): void;
+}
+
 export class SstIterator implements InternalIterator {
-  private readonly reader: SstReader;
+  private readonly reader: BlockSource;
   private readonly compare: Comparator;
   private readonly compareRange: RangeComparator | undefined;
   private readonly indexKeys: readonly Uint8Array[];
@@ -311,8 +324,12 @@ export class SstIterator implements InternalIterator {
   private isValid = false;
   private err: Error | undefined;
 
-  /** Use SstReader.iterator(). */
-  constructor(reader: SstReader, compare: Comparator, indexKeys: readonly Uint8Array[], compareRange?: RangeComparator) {
+  /**
+   * Use SstReader.iterator(); or any BlockSource whose blocks' keys ascend, with
+   * `indexKeys[i]` >= every key of block i and < every key of block i + 1 (each block's
+   * last key will do).
+   */
+  constructor(reader: BlockSource, compare: Comparator, indexKeys: readonly Uint8Array[], compareRange?: RangeComparator) {
     this.reader = reader;
     this.compare = compare;
     this.compareRange = compareRange;

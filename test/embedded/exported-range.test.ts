@@ -167,7 +167,7 @@ describe('exported ranges', () => {
       const want = plain(await scanAll(t, spec));
       const x = (await t.exportRange!(spec))!;
       expect(x.runs.length).toBe(1);
-      expect(x.runs[0]!.length).toBeGreaterThan(1);
+      expect(x.runs[0]!.blocks.length).toBeGreaterThan(1);
       await t.mutate(rows.slice(0, 50).map((row) => ({ key: row.key, mutations: [{ type: 'deleteRow' as const }] })));
       await t.flush();
       await t.compact({ major: true });

@@ -192,7 +192,7 @@ export class DecodeSession {
     if (this.o.keys === undefined) throw new Error('decode session: ranges need the row key layout (DecodeSessionOptions.keys)');
     this.begin(worker);
     this.flush(worker); // rows queued before stay ahead
-    this.pool.post(worker, { type: 'range', sid: this.sids[worker]!, range }, range.runs.flatMap((run) => run.map((b) => b.buffer as ArrayBuffer)));
+    this.pool.post(worker, { type: 'range', sid: this.sids[worker]!, range }, range.runs.flatMap((run) => run.blocks.map((b) => b.buffer as ArrayBuffer)));
     this.pool.rangesSent++;
   }
 

@@ -11,7 +11,7 @@ import type { TsdbConfig } from '../../../tsdb/config.js';
 import { buildServer } from '../../../tsdb/server/build-server.js';
 import type { Tsdb } from '../../../tsdb/tsdb.js';
 import { DecodePool } from '../../../tsdb/query/decode-pool.js';
-import { CONFORMANCE_CASES, caseBodies, putOk as put, queryRaw as query } from '../helpers/http-cases.js';
+import { CONFORMANCE_CASES, MIXED_SHAPES, caseBodies, mixedPoints, putOk as put, queryRaw as query } from '../helpers/http-cases.js';
 import { openFixture, openedServers } from '../helpers/tsdb-fixture.js';
 
 const SERIAL: Partial<TsdbConfig> = { queryDecodeThreads: 0 };
@@ -46,15 +46,7 @@ describe('parallel query decoding', () => {
     const now = (T0 + 30 * 3600) * 1000;
     const a = await server(SERIAL, now);
     const b = await server(PARALLEL, now);
-    const rng = new Random(20261125);
-    const points: unknown[] = [];
-    for (let h = 0; h < 16; h++) {
-      const kind = h % 4; // 0 floats, 1 ints, 2 huge ints, 3 sparse floats
-      for (let t = 0; t < 6 * 3600; t += 60 + (kind === 3 ? rng.int(600) : 0)) {
-        const value = kind === 0 ? (rng.int(1 << 30) / (1 << 30)) * 100 - 50 : kind === 1 ? rng.int(1000) : kind === 2 ? `${9007199254740000 + rng.int(5000)}` : (rng.int(1 << 30) / (1 << 30));
-        points.push({ metric: 'm', timestamp: (T0 + t) * 1000 + (h % 3) * rng.int(1000), value, tags: { host: `h${h}`, dc: `d${h % 3}` } });
-      }
-    }
+    const points = mixedPoints(new Random(20261125), T0);
     for (let i = 0; i < points.length; i += 5000) {
       await put(a.app, points.slice(i, i + 5000));
       await put(b.app, points.slice(i, i + 5000));
@@ -64,25 +56,15 @@ describe('parallel query decoding', () => {
     expect((await a.app.inject({ method: 'POST', url: '/api/annotation', payload: note })).statusCode).toBe(200);
     expect((await b.app.inject({ method: 'POST', url: '/api/annotation', payload: note })).statusCode).toBe(200);
     for (const o of [a, b]) await o.tsdb.compactor.runOnce({ force: true, sweep: true });
-    const shapes: unknown[] = [
-      { aggregator: 'sum', downsample: '5m-avg' },
-      { aggregator: 'none', downsample: '10m-max-nan' },
-      { aggregator: 'avg', downsample: '7m-sum-zero', filters: [{ type: 'wildcard', tagk: 'dc', filter: '*', groupBy: true }] },
-      { aggregator: 'zimsum', rate: true, rateOptions: { counter: true, counterMax: 1000, resetValue: 5 } },
-      { aggregator: 'p95', downsample: '1h-count-null' },
-      { aggregator: 'dev', downsample: '0all-sum' },
-      { aggregator: 'max', rate: true, downsample: '15m-last' },
-      { aggregator: 'none', tags: { host: 'h2|h6' } },
-      { aggregator: 'sum', filters: [{ type: 'regexp', tagk: 'host', filter: 'h1.*', groupBy: false }] },
-    ];
+    const shapes = MIXED_SHAPES;
     for (const shape of shapes) {
-      const q = { start: (T0 + 1800) * 1000, end: (T0 + 5 * 3600) * 1000, msResolution: true, showQuery: true, queries: [{ metric: 'm', ...(shape as object) }] };
+      const q = { start: (T0 + 1800) * 1000, end: (T0 + 5 * 3600) * 1000, msResolution: true, showQuery: true, queries: [{ metric: 'm', ...shape }] };
       const [sa, sb] = [await query(a.app, q), await query(b.app, q)];
       expect(sa.status, sa.body).toBe(200);
       expect(sb, JSON.stringify(shape)).toEqual(sa);
     }
     const before = pool.sessions;
-    for (const shape of shapes.slice(0, 2)) await query(b.app, { start: (T0 + 1800) * 1000, end: (T0 + 5 * 3600) * 1000, queries: [{ metric: 'm', ...(shape as object) }] });
+    for (const shape of shapes.slice(0, 2)) await query(b.app, { start: (T0 + 1800) * 1000, end: (T0 + 5 * 3600) * 1000, queries: [{ metric: 'm', ...shape }] });
     expect(pool.sessions).toBe(before + 2);
   });
 

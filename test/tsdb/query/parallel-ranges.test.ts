@@ -15,7 +15,7 @@ import type { TsdbConfig } from '../../../tsdb/config.js';
 import { DecodePool } from '../../../tsdb/query/decode-pool.js';
 import { buildServer } from '../../../tsdb/server/build-server.js';
 import type { Tsdb } from '../../../tsdb/tsdb.js';
-import { putOk as put, queryRaw as query } from '../helpers/http-cases.js';
+import { MIXED_SHAPES, mixedPoints, putOk as put, queryRaw as query } from '../helpers/http-cases.js';
 import { openFixture, openedServers, useFixtureStore } from '../helpers/tsdb-fixture.js';
 
 const SERIAL: Partial<TsdbConfig> = { queryDecodeThreads: 0, saltBuckets: 8 };
@@ -58,34 +58,15 @@ describe('decode workers reading exported ranges', () => {
     const now = (T0 + 30 * 3600) * 1000;
     const a = await server(SERIAL, now);
     const b = await server(PARALLEL, now);
-    const rng = new Random(20261127);
-    const points: unknown[] = [];
-    for (let h = 0; h < 16; h++) {
-      const kind = h % 4; // 0 floats, 1 ints, 2 huge ints, 3 sparse floats
-      for (let t = 0; t < 6 * 3600; t += 60 + (kind === 3 ? rng.int(600) : 0)) {
-        const value = kind === 0 ? (rng.int(1 << 30) / (1 << 30)) * 100 - 50 : kind === 1 ? rng.int(1000) : kind === 2 ? `${9007199254740000 + rng.int(5000)}` : (rng.int(1 << 30) / (1 << 30));
-        points.push({ metric: 'm', timestamp: (T0 + t) * 1000 + (h % 3) * rng.int(1000), value, tags: { host: `h${h}`, dc: `d${h % 3}` } });
-      }
-    }
+    const points = mixedPoints(new Random(20261127), T0);
     // Late points of three hosts stay in the memstore: their buckets' exports hold it too.
     const late = [3, 7, 12].map((h) => ({ metric: 'm', timestamp: T0 + 2 * 3600 + 7, value: 42.5, tags: { host: `h${h}`, dc: `d${h % 3}` } }));
     await load([a, b], points, late);
-    const shapes: unknown[] = [
-      { aggregator: 'sum', downsample: '5m-avg' },
-      { aggregator: 'none', downsample: '10m-max-nan' },
-      { aggregator: 'avg', downsample: '7m-sum-zero', filters: [{ type: 'wildcard', tagk: 'dc', filter: '*', groupBy: true }] },
-      { aggregator: 'zimsum', rate: true, rateOptions: { counter: true, counterMax: 1000, resetValue: 5 } },
-      { aggregator: 'p95', downsample: '1h-count-null' },
-      { aggregator: 'dev', downsample: '0all-sum' },
-      { aggregator: 'max', rate: true, downsample: '15m-last' },
-      { aggregator: 'none', tags: { host: 'h2|h6' } },
-      { aggregator: 'sum', filters: [{ type: 'regexp', tagk: 'host', filter: 'h1.*', groupBy: false }] },
-      { aggregator: 'avg', downsample: '5m-avg', filters: [{ type: 'wildcard', tagk: 'host', filter: '*', groupBy: true }] },
-    ];
+    const shapes = [...MIXED_SHAPES, { aggregator: 'avg', downsample: '5m-avg', filters: [{ type: 'wildcard', tagk: 'host', filter: '*', groupBy: true }] }];
     const ranges = pool.rangesSent;
     for (const shape of shapes) {
       for (const [start, end] of [[(T0 + 1800) * 1000, (T0 + 5 * 3600) * 1000], [T0 * 1000, now]] as const) {
-        const q = { start, end, msResolution: true, showQuery: true, showTSUIDs: true, queries: [{ metric: 'm', ...(shape as object) }] };
+        const q = { start, end, msResolution: true, showQuery: true, showTSUIDs: true, queries: [{ metric: 'm', ...shape }] };
         const [sa, sb] = [await query(a.app, q), await query(b.app, q)];
         expect(sa.status, sa.body).toBe(200);
         expect(sb, JSON.stringify(shape)).toEqual(sa);
