@@ -15,6 +15,7 @@
  * against table.scan), whatever happens to the table afterwards. A range over several
  * regions is not exported.
  */
+import { compareBytes } from '../api/bytes.js';
 import type { Cell, ExportedRange, Row } from '../api/store.js';
 import type { NormalizedScanSpec } from '../api/validate.js';
 import { compileReadFilter } from '../api/filters.js';
@@ -50,7 +51,7 @@ export async function exportRange(engine: Engine, t: TableState, s: NormalizedSc
   engine.checkOpen();
   const { start, end } = s;
   const region = t.regionFor(start);
-  if (region.end.length > 0 && (end.length === 0 || compareBytesOf(end, region.end) > 0)) return undefined;
+  if (region.end.length > 0 && (end.length === 0 || compareBytes(end, region.end) > 0)) return undefined;
   const overlapping = (): FileMeta[] => region.files.filter((f) => !(compareKeyRow(f.largest, start) < 0) && !(end.length > 0 && compareKeyRow(f.smallest, end) >= 0));
   const files = overlapping();
   for (const f of files) engine.pin(f.number);
@@ -126,12 +127,6 @@ function memstoreRun(m: Memstore, lo: Uint8Array, end: Uint8Array): Run {
   }
   if (b.entries > 0) cut();
   return run;
-}
-
-function compareBytesOf(a: Uint8Array, b: Uint8Array): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) if (a[i] !== b[i]) return a[i]! - b[i]!;
-  return a.length - b.length;
 }
 
 /**

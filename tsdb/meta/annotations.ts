@@ -42,6 +42,12 @@ export function isAnnotationQualifier(q: Uint8Array): boolean {
   return (q.length === 3 || q.length === 5) && q[0] === ANNOTATION_PREFIX;
 }
 
+/** A row's cells include an annotation (most rows have none: skip the parse). */
+export function hasAnnotationCell(cells: readonly Cell[]): boolean {
+  for (let i = 0; i < cells.length; i++) if (isAnnotationQualifier(cells[i]!.qualifier)) return true;
+  return false;
+}
+
 /** Start time in ms (timestamps ≤ 2^32 - 1 are seconds). */
 export function startMsOf(a: Pick<Annotation, 'startTime'>): number {
   return a.startTime > 4_294_967_295 ? a.startTime : a.startTime * 1000;

@@ -17,13 +17,15 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { latin1 } from '../../core/api/bytes.js';
-import type { Cell, ExportedRange } from '../../core/api/store.js';
+import type { ExportedRange } from '../../core/api/store.js';
 import { readExportedRange } from '../../core/index.js';
 import type { PointBlock } from '../codec/point-block.js';
-import { annotationsInCells, isAnnotationQualifier } from '../meta/annotations.js';
+import { annotationsInCells, hasAnnotationCell } from '../meta/annotations.js';
 import type { Annotation } from '../meta/annotations.js';
 import { TsdbError } from '../errors.js';
 import { mergeRowCells } from '../read/row-merge.js';
+import { baseTimeOfKey } from '../schema/row-key.js';
+import type { SchemaWidths } from '../schema/widths.js';
 import { DATA_FAMILY } from '../tables.js';
 import { formatSeriesListBytes } from './format-json.js';
 import type { FormatOptions, OutputSeries } from './format-json.js';
@@ -36,8 +38,7 @@ import type { Points } from './series.js';
 
 /** What a worker needs to read exported ranges: the row key's layout and the annotations wanted. */
 export interface RangeSetup {
-  readonly saltWidth: number;
-  readonly metricWidth: number;
+  readonly widths: SchemaWidths;
   /** Annotations with a start in [startMs, endMs] are collected; none when undefined. */
   readonly annotations: { readonly startMs: number; readonly endMs: number } | undefined;
 }
@@ -134,7 +135,8 @@ function appendTo(s: Session, e: { p: Points; raw: number }, block: PointBlock, 
 function onRange(s: Session, x: ExportedRange): void {
   const k = s.keys;
   if (k === undefined) throw new Error('decode worker: a range without the row key layout');
-  const head = k.saltWidth + k.metricWidth + 4;
+  const w = k.widths;
+  const head = w.saltWidth + w.metric + 4;
   readExportedRange(x, (row) => {
     const cells = row.cells;
     s.rows++;
@@ -147,25 +149,15 @@ function onRange(s: Session, x: ExportedRange): void {
     const id = latin1(key.subarray(head));
     let f = s.found.get(id);
     if (f === undefined) {
-      const tsuid = new Uint8Array(k.metricWidth + key.length - head);
-      tsuid.set(key.subarray(k.saltWidth, k.saltWidth + k.metricWidth), 0);
-      tsuid.set(key.subarray(head), k.metricWidth);
+      const tsuid = new Uint8Array(w.metric + key.length - head);
+      tsuid.set(key.subarray(w.saltWidth, w.saltWidth + w.metric), 0);
+      tsuid.set(key.subarray(head), w.metric);
       f = { tsuid, e: { p: { count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 }, raw: 0 }, notes: undefined };
       s.found.set(id, f);
     }
     if (notes !== undefined && notes.length > 0) (f.notes ??= []).push(...notes);
-    if (block.count > 0) appendTo(s, f.e, block, baseTimeOf(key, k) * 1000);
+    if (block.count > 0) appendTo(s, f.e, block, baseTimeOfKey(k.widths, key) * 1000);
   });
-}
-
-function baseTimeOf(key: Uint8Array, k: RangeSetup): number {
-  const o = k.saltWidth + k.metricWidth;
-  return ((key[o]! << 24) | (key[o + 1]! << 16) | (key[o + 2]! << 8) | key[o + 3]!) >>> 0;
-}
-
-function hasAnnotationCell(cells: readonly Cell[]): boolean {
-  for (let i = 0; i < cells.length; i++) if (isAnnotationQualifier(cells[i]!.qualifier)) return true;
-  return false;
 }
 
 function onEnd(sid: number, s: Session): void {

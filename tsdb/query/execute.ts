@@ -152,7 +152,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
     startMs: win.startMs, endMs: win.endMs - 1, maxPoints: limits.maxPoints, spec: pipelineSpecOf(q, sub),
     // Workers may read whole buckets themselves (exported ranges): they then find the
     // series and annotations the scan would have.
-    ...(workerReads ? { keys: { saltWidth: tsdb.widths.saltWidth, metricWidth: tsdb.widths.metric, annotations: q.noAnnotations ? undefined : { startMs: q.startMs, endMs: q.endMs } } } : {}),
+    ...(workerReads ? { keys: { widths: tsdb.widths, annotations: q.noAnnotations ? undefined : { startMs: q.startMs, endMs: q.endMs } } } : {}),
   }) : undefined;
   let scanned: ScannedSeries[];
   try {
@@ -171,9 +171,9 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
   }
   const series: Found[] = [];
   for (const s of scanned) {
+    if (seriesCheck !== undefined && !seriesCheck(s.tsuid)) continue;
     const named = seriesNames(tsdb, s.tsuid, s.tags);
     const f = describe(metricName, s, named instanceof Promise ? await named : named);
-    if (seriesCheck !== undefined && !seriesCheck(s.tsuid)) continue;
     if (f === undefined || !matchAllTagFilters(postScan, f.data.tags)) continue;
     series.push(f);
   }

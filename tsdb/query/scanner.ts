@@ -14,7 +14,7 @@
  */
 import { latin1, toHex } from '../../core/api/bytes.js';
 import type { Cell, Row, RowFilter } from '../../core/api/store.js';
-import { isAnnotationQualifier } from '../meta/annotations.js';
+import { hasAnnotationCell } from '../meta/annotations.js';
 import type { Annotation } from '../meta/annotations.js';
 import { pointCapacity } from '../codec/point-block.js';
 import type { PointBlock } from '../codec/point-block.js';
@@ -314,12 +314,6 @@ function sameTags(key: Uint8Array, head: number, tsuid: Uint8Array, metricWidth:
   if (tsuid.length - metricWidth !== n) return false;
   for (let i = n - 1; i >= 0; i--) if (key[head + i] !== tsuid[metricWidth + i]) return false;
   return true;
-}
-
-/** A row's cells include an annotation (most rows have none: skip the parse). */
-function hasAnnotationCell(cells: readonly Cell[]): boolean {
-  for (let i = 0; i < cells.length; i++) if (isAnnotationQualifier(cells[i]!.qualifier)) return true;
-  return false;
 }
 
 const EMPTY_F64 = new Float64Array(0);
