@@ -201,29 +201,16 @@ export class SstReader {
    * file), as the inclusive indices first..last; first > last when none.
    */
   blocksBetween(from: Uint8Array, to: Uint8Array | undefined): { first: number; last: number } {
-    const n = this.indexKeys.length;
-    const first = this.firstBlockAtOrAfter(from);
+    const keys = this.indexKeys;
+    const first = firstBlockAtOrAfter(keys, this.compare, from);
     // The block holding the first key >= to may hold keys before it too; later ones may not.
-    const last = to === undefined ? n - 1 : Math.min(n - 1, this.firstBlockAtOrAfter(to));
+    const last = to === undefined ? keys.length - 1 : Math.min(keys.length - 1, firstBlockAtOrAfter(keys, this.compare, to));
     return { first, last };
   }
 
   /** The index key of data block `i` (>= its keys, < the next block's): what SstIterator seeks by. */
   indexKey(i: number): Uint8Array {
     return this.indexKeys[i]!;
-  }
-
-  /** Index of the first block whose last key is >= target (the block count when none). */
-  private firstBlockAtOrAfter(target: Uint8Array): number {
-    const keys = this.indexKeys;
-    let lo = 0;
-    let hi = keys.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.compare(keys[mid]!, target) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
   }
 
   /** The handle of data block `i` (0-based, file order). */
@@ -305,6 +292,18 @@ export class SstReader {
  * checksum, read failure, closed reader) is sticky: the iterator stays invalid and
  * error() returns it.
  */
+/** Index of the first block whose index key is >= target (keys.length when none). */
+function firstBlockAtOrAfter(keys: readonly Uint8Array[], compare: Comparator, target: Uint8Array): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (compare(keys[mid]!, target) < 0) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /** Where an SstIterator gets its data blocks: an SstReader, or blocks held in memory (exported-range.ts). */
 export interface BlockSource {
   /** Data block `i` (file order); throws on a damaged or unreadable block. */
@@ -354,7 +353,7 @@ export class SstIterator implements InternalIterator {
   }
 
   seek(target: Uint8Array): void {
-    const i = this.lowerBound(target);
+    const i = firstBlockAtOrAfter(this.indexKeys, this.compare, target);
     if (!this.load(i)) return;
     const block = this.data!.currentBlock;
     const indexed = block.index !== undefined;
@@ -364,7 +363,7 @@ export class SstIterator implements InternalIterator {
   }
 
   seekForPrev(target: Uint8Array): void {
-    let i = this.lowerBound(target);
+    let i = firstBlockAtOrAfter(this.indexKeys, this.compare, target);
     if (i === this.n) i = this.n - 1;
     if (!this.load(i)) return;
     const block = this.data!.currentBlock;
@@ -406,19 +405,6 @@ export class SstIterator implements InternalIterator {
     this.blockIdx = -1;
   }
 
-  /** Index of the first block whose last key is >= target (n when none). */
-  private lowerBound(target: Uint8Array): number {
-    const keys = this.indexKeys;
-    const compare = this.compare;
-    let lo = 0;
-    let hi = this.n;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (compare(keys[mid]!, target) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
 
   /** Points `data` at block i (unpositioned); false (iterator invalid) when out of range or on error. */
   private load(i: number): boolean {
