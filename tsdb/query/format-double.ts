@@ -7,6 +7,8 @@
  * takes about half the time of String(v) and the copy of its characters.
  *
  * Method, for a = |v| with 10^e <= a < 10^(e+1):
+ *  0. Two decimals or fewer, m = round(a * 100) with m / 100 === a: the whole part, a dot
+ *     and one or two digits of m (as javaDouble's shortcut, format-json.ts).
  *  1. 15 digits or fewer: d = round(a * 10^(14-e)). The 15-digit decimal d * 10^(e-14)
  *     reads back as `a` exactly when d / 10^(14-e) === a (both operands exact doubles, so
  *     the division is the correctly rounded reading). At most one 15-digit decimal lies
@@ -64,6 +66,26 @@ export function writePlainDouble(buf: Uint8Array, at: number, v: number): number
     a = -a;
     buf[o++] = MINUS;
   }
+  // 0. Two decimals or fewer (what most metrics carry): when a is the double nearest to
+  // m/100, the decimal m/100 reads back as a, and no other decimal of as few digits lies
+  // in a's rounding interval (they are 0.01 apart, the interval under 2e-9 wide below
+  // 1e7), so it is the shortest form, its trailing zeros stripped. m < 1e9 < 2^31.
+  const m = Math.round(a * 100);
+  if (m / 100 === a) {
+    const whole = (m * 0.01) | 0; // floor(m / 100): exact below 2^31 (putDigits)
+    const frac = m - whole * 100;
+    o = writeSmallUint(buf, o, whole);
+    buf[o++] = DOT;
+    if (frac % 10 === 0) {
+      buf[o++] = ZERO + frac / 10;
+      return o;
+    }
+    const p = frac << 1;
+    buf[o++] = PAIRS[p]!;
+    buf[o++] = PAIRS[p + 1]!;
+    return o;
+  }
+
   bits[0] = a;
   const biased = words[HI]! >>> 20;
   // 10^e <= a < 10^(e+1): the decimal exponent of 2^E, or one more.
@@ -137,6 +159,48 @@ export function writePlainDouble(buf: Uint8Array, at: number, v: number): number
   putDigits(top, 0, 9);
   putDigits(r === -0.5 && (low & 1) !== 0 ? low - 1 : low, 9, 8);
   return writeDigits(buf, o, 17, e);
+}
+
+/**
+ * Writes the integer x (a safe integer: |x| < 2^53) in decimal as String(x) does, at
+ * `at`; returns the offset after it. At most 17 bytes.
+ */
+export function writeSafeInteger(buf: Uint8Array, at: number, x: number): number {
+  let o = at;
+  let a = x;
+  if (a < 0) {
+    buf[o++] = MINUS;
+    a = -a;
+  }
+  if (a < 1e8) return writeSmallUint(buf, o, a);
+  // a = hi * 1e8 + lo: both exact (hi * 1e8 < 2^53), hi < 1e8.
+  const hi = Math.floor(a / 1e8);
+  o = writeSmallUint(buf, o, hi);
+  let lo = (a - hi * 1e8) | 0;
+  for (let i = o + 6; i >= o; i -= 2) {
+    const q = (lo * 0.01) | 0;
+    const p = (lo - q * 100) << 1;
+    buf[i] = PAIRS[p]!;
+    buf[i + 1] = PAIRS[p + 1]!;
+    lo = q;
+  }
+  return o + 8;
+}
+
+/** Writes y, an integer in [0, 2^31), in decimal without leading zeros; returns the offset after it. */
+function writeSmallUint(buf: Uint8Array, at: number, y: number): number {
+  const n = y < 10 ? 1 : y < 100 ? 2 : y < 1e3 ? 3 : y < 1e4 ? 4 : y < 1e5 ? 5 : y < 1e6 ? 6 : y < 1e7 ? 7 : y < 1e8 ? 8 : y < 1e9 ? 9 : 10;
+  let x = y | 0;
+  let i = at + n;
+  while (i - at >= 2) {
+    const q = (x * 0.01) | 0;
+    const p = (x - q * 100) << 1;
+    buf[--i] = PAIRS[p + 1]!;
+    buf[--i] = PAIRS[p]!;
+    x = q;
+  }
+  if (i > at) buf[--i] = ZERO + x;
+  return at + n;
 }
 
 /** Writes the `count` decimal digits of x (an integer in [0, 10^count), below 2^31) as characters into `digits` at n. */

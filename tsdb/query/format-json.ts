@@ -7,17 +7,15 @@
  * Written as UTF-8 bytes into one growing buffer, without an object per point.
  */
 
-import { writePlainDouble } from './format-double.js';
+import { writePlainDouble, writeSafeInteger } from './format-double.js';
 
 const COMMA = 44;
 const QUOTE = 34;
 const COLON = 58;
 const OPEN_BRACKET = 91;
-const MINUS = 45;
-const ZERO = 48;
-
-/** Bytes writePlainDouble may write: a sign, "0.00", 17 digits. */
-const MAX_PLAIN_DOUBLE_BYTES = 24;
+const CLOSE_BRACKET = 93;
+const OPEN_BRACE = 123;
+const CLOSE_BRACE = 125;
 
 /** The points of one output series: ms timestamps and values, with per-point kinds. */
 export interface OutputPoints {
@@ -97,60 +95,41 @@ function writeSeries(w: JsonBytes, s: OutputSeries, opts: FormatOptions, keys: D
   w.ascii('}');
 }
 
+/** Bytes one point may take: its key (`,"<ts>":` or `,[<ts>,`, String(ts) at most 24 characters), its value (at most 26) and `]`. */
+const MAX_POINT_BYTES = 64;
+
 /** `dps` as an object (keys in time order) or as [[ts, v], …] pairs. */
 function writeDps(w: JsonBytes, p: OutputPoints, opts: FormatOptions, keys: DpsKeys): void {
-  w.ascii(opts.arrays ? '[' : '{');
-  const nanAsNull = p.nanAsNull === true;
-  for (let i = 0; i < p.count; i++) {
-    keys.write(w, i, p.ts[i]!, opts);
-    w.value(p.values[i]!, p.isInt[i] === 1, nanAsNull);
-    if (opts.arrays) w.ascii(']');
-  }
-  w.ascii(opts.arrays ? ']' : '}');
+  w.byte(opts.arrays ? OPEN_BRACKET : OPEN_BRACE);
+  keys.prepare(p.count);
+  w.points(p, opts, keys);
+  w.byte(opts.arrays ? CLOSE_BRACKET : CLOSE_BRACE);
 }
 
 /**
  * The text before each point's value (`,"<ts>":` or `,[<ts>,`), by position. Output series
  * of one query mostly share their timestamps (downsampled buckets), so the text of the
  * previous series at the same position is copied from where it was written in the output
- * when the timestamp is the same.
+ * when the timestamp is the same. One serves one answer (one FormatOptions).
  */
 class DpsKeys {
-  private ts: number[] = [];
+  ts = new Float64Array(0);
   /** Where position i's text was last written in the output, and its length. */
-  private at: number[] = [];
-  private len: number[] = [];
-  private arrays = false;
-  private ms = false;
+  at = new Int32Array(0);
+  len = new Uint8Array(0);
 
-  write(w: JsonBytes, i: number, tsMs: number, opts: FormatOptions): void {
-    if (opts.arrays !== this.arrays || opts.msResolution !== this.ms) {
-      this.ts = [];
-      this.at = [];
-      this.len = [];
-      this.arrays = opts.arrays;
-      this.ms = opts.msResolution;
-    }
-    if (this.ts[i] === tsMs) {
-      w.copyWritten(this.at[i]!, this.len[i]!);
-      return;
-    }
-    const t = opts.msResolution ? tsMs : Math.floor(tsMs / 1000);
-    const at = w.length;
-    if (i > 0) w.byte(COMMA);
-    if (opts.arrays) {
-      w.byte(OPEN_BRACKET);
-      w.integer(t);
-      w.byte(COMMA);
-    } else {
-      w.byte(QUOTE);
-      w.integer(t);
-      w.byte(QUOTE);
-      w.byte(COLON);
-    }
-    this.ts[i] = tsMs;
-    this.at[i] = at;
-    this.len[i] = w.length - at;
+  /** Room for a series of n points (one DpsKeys serves one answer, so one shape). */
+  prepare(n: number): void {
+    if (n <= this.ts.length) return;
+    const ts = new Float64Array(Math.max(n, this.ts.length * 2)).fill(Number.NaN);
+    ts.set(this.ts);
+    const at = new Int32Array(ts.length);
+    at.set(this.at);
+    const len = new Uint8Array(ts.length);
+    len.set(this.len);
+    this.ts = ts;
+    this.at = at;
+    this.len = len;
   }
 }
 
@@ -179,10 +158,7 @@ class JsonBytes {
   /** A string of ASCII characters only (numbers, punctuation). */
   ascii(s: string): void {
     this.ensure(s.length);
-    const b = this.buf;
-    let o = this.len;
-    for (let k = 0; k < s.length; k++) b[o++] = s.charCodeAt(k);
-    this.len = o;
+    this.len = writeAscii(this.buf, this.len, s);
   }
 
   /** One ASCII byte. */
@@ -191,57 +167,49 @@ class JsonBytes {
     this.buf[this.len++] = c;
   }
 
-  /** An integer as String(n) prints it (safe integers: digits, a sign when negative). */
-  integer(n: number): void {
-    if (!Number.isSafeInteger(n)) {
-      this.ascii(String(n));
-      return;
-    }
-    this.ensure(17);
-    const b = this.buf;
-    let o = this.len;
-    let x = n;
-    if (x < 0) {
-      b[o++] = MINUS;
-      x = -x;
-    }
-    let digits = 1;
-    for (let p = 10; p <= x && digits < 16; p *= 10) digits++;
-    o += digits;
-    this.len = o;
-    while (x >= 10) {
-      const q = Math.floor(x / 10);
-      b[--o] = ZERO + (x - q * 10);
-      x = q;
-    }
-    b[--o] = ZERO + x;
-  }
-
-  /** Bytes written so far. */
-  get length(): number {
-    return this.len;
-  }
-
-  /** Appends a copy of bytes [from, from + n) written before (short runs: a loop beats a native copy). */
-  copyWritten(from: number, n: number): void {
-    this.ensure(n);
-    const b = this.buf;
-    let o = this.len;
-    for (let k = from; k < from + n; k++) b[o++] = b[k]!;
-    this.len = o;
-  }
-
-  /** One point's value, as formatValue prints it (doubles of the plain range written directly). */
-  value(v: number, isInt: boolean, nanAsNull: boolean): void {
-    if (!isInt) {
-      this.ensure(MAX_PLAIN_DOUBLE_BYTES);
-      const o = writePlainDouble(this.buf, this.len, v);
-      if (o >= 0) {
-        this.len = o;
-        return;
+  /**
+   * The points of one series, each as its key text (keys.prepare'd for them) and value:
+   * the body of writeDps, written with one bounds check a point.
+   */
+  points(p: OutputPoints, opts: FormatOptions, keys: DpsKeys): void {
+    const { ts, values, isInt } = p;
+    const nanAsNull = p.nanAsNull === true;
+    const { arrays, msResolution } = opts;
+    const kts = keys.ts;
+    const kat = keys.at;
+    const klen = keys.len;
+    for (let i = 0; i < p.count; i++) {
+      this.ensure(MAX_POINT_BYTES);
+      const b = this.buf;
+      let o = this.len;
+      const tsMs = ts[i]!;
+      if (kts[i] === tsMs) {
+        for (let k = kat[i]!, end = k + klen[i]!; k < end; k++) b[o++] = b[k]!;
+      } else {
+        const start = o;
+        if (i > 0) b[o++] = COMMA;
+        b[o++] = arrays ? OPEN_BRACKET : QUOTE;
+        const t = msResolution ? tsMs : Math.floor(tsMs / 1000);
+        o = Number.isSafeInteger(t) ? writeSafeInteger(b, o, t) : writeAscii(b, o, String(t));
+        if (arrays) b[o++] = COMMA;
+        else {
+          b[o++] = QUOTE;
+          b[o++] = COLON;
+        }
+        kts[i] = tsMs;
+        kat[i] = start;
+        klen[i] = o - start;
       }
+      const v = values[i]!;
+      if (isInt[i] === 1) {
+        o = Number.isSafeInteger(v) ? writeSafeInteger(b, o, v) : writeAscii(b, o, formatValue(v, true, nanAsNull));
+      } else {
+        const end = writePlainDouble(b, o, v);
+        o = end >= 0 ? end : writeAscii(b, o, formatValue(v, false, nanAsNull));
+      }
+      if (arrays) b[o++] = CLOSE_BRACKET;
+      this.len = o;
     }
-    this.ascii(formatValue(v, isInt, nanAsNull));
   }
 
   /** Any string, as UTF-8. */
@@ -253,6 +221,13 @@ class JsonBytes {
   done(): Buffer {
     return this.buf.subarray(0, this.len);
   }
+}
+
+/** Writes s (ASCII characters only) at `at`; returns the offset after it. */
+function writeAscii(b: Uint8Array, at: number, s: string): number {
+  let o = at;
+  for (let k = 0; k < s.length; k++) b[o++] = s.charCodeAt(k);
+  return o;
 }
 
 /** One value as Jackson writes OpenTSDB's longs and doubles. */

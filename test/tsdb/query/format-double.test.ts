@@ -11,7 +11,7 @@
 import { describe, expect, it } from 'vitest';
 import { seededRandom } from '../../helpers/model.js';
 import { javaDoubleGeneral as reference } from '../../../tsdb/query/format-json.js';
-import { PLAIN_MAX, PLAIN_MIN, writePlainDouble } from '../../../tsdb/query/format-double.js';
+import { PLAIN_MAX, PLAIN_MIN, writePlainDouble, writeSafeInteger } from '../../../tsdb/query/format-double.js';
 
 const buf = new Uint8Array(64);
 
@@ -120,5 +120,35 @@ describe('writePlainDouble', () => {
       }
     }
     expect(checked).toBeGreaterThan(4_000_000);
+  });
+
+  it('prints two-decimal values (its first branch) as String(v), at every digit count of the whole part', () => {
+    const r = seededRandom(7);
+    const values: number[] = [0.01, 0.1, 0.05, 0.5, 1, 9.99, 10.1, 99.99, 100, 9999999.99, 1234567.8, 1000000.05];
+    for (let k = 0; k < 50_000; k++) {
+      const cents = Math.floor(r() * 10 ** (1 + Math.floor(r() * 9)));
+      if (cents > 0 && cents < 1e9) values.push(cents / 100, -cents / 100);
+    }
+    for (const v of values) {
+      if (printed(v) !== reference(v)) expect(printed(v), String(v)).toBe(reference(v));
+    }
+  });
+});
+
+describe('writeSafeInteger', () => {
+  it('prints String(x) for safe integers of every length and sign, and returns the end', () => {
+    const r = seededRandom(11);
+    const xs = [0, -0, 1, -1, 9, 10, 99, 100, 99_999_999, 100_000_000, 100_000_001, 1_700_000_000, 1_700_000_000_000, 2 ** 31, Number.MAX_SAFE_INTEGER, -Number.MAX_SAFE_INTEGER];
+    for (let k = 0; k < 20_000; k++) {
+      const x = Math.floor(r() * 10 ** Math.floor(r() * 16));
+      xs.push(x, -x);
+    }
+    const out = new Uint8Array(32);
+    for (const x of xs) {
+      out.fill(0x7e);
+      const end = writeSafeInteger(out, 2, x);
+      const got = Buffer.from(out.subarray(2, end)).toString('latin1');
+      if (got !== String(x) || out[end] !== 0x7e || out[1] !== 0x7e) expect({ x, got, after: out[end] }).toEqual({ x, got: String(x), after: 0x7e });
+    }
   });
 });
