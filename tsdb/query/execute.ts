@@ -262,12 +262,13 @@ async function aggregateSub(q: TsQuery, sub: SubQuery, found: { series: Found[];
     const [points] = preparer.combine(members.map((m) => m.prepared ?? (m.downsampled === true ? preparer.prepareDownsampled(m.data) : preparer.prepare(m.data))));
     if (points === undefined) continue;
     const { tags, aggregateTags } = computeTags(members.map((m) => m.data.tags));
-    const annotations = members.flatMap((m) => m.annotations);
+    const annotations = members.length === 1 ? members[0]!.annotations : members.flatMap((m) => m.annotations);
     out.push({
       metric: members[0]!.data.metric,
       tags,
       aggregateTags,
-      points: { ...points, nanAsNull: points.nanAsNull === true },
+      // Named fields, not a spread: copying the pipeline's object costs microseconds a series.
+      points: { count: points.count, ts: points.ts, values: points.values, isInt: points.isInt, nanAsNull: points.nanAsNull === true },
       ...(q.showQuery ? { query: subQueryEcho(sub) } : {}),
       ...(q.showTSUIDs ? { tsuids: members.map((m) => m.data.tsuid!) } : {}),
       ...(annotations.length > 0 ? { annotations } : {}),

@@ -76,7 +76,7 @@ export function summaryJson(summary: unknown): string {
 }
 
 function writeSeriesList(w: JsonBytes, series: readonly OutputSeries[], opts: FormatOptions): void {
-  const keys = new DpsKeys();
+  const keys = DpsKeys.shared();
   for (let i = 0; i < series.length; i++) {
     if (i > 0) w.ascii(',');
     writeSeries(w, series[i]!, opts, keys);
@@ -110,16 +110,29 @@ function writeDps(w: JsonBytes, p: OutputPoints, opts: FormatOptions, keys: DpsK
  * The text before each point's value (`,"<ts>":` or `,[<ts>,`), by position. Output series
  * of one query mostly share their timestamps (downsampled buckets), so the text of the
  * previous series at the same position is copied from where it was written in the output
- * when the timestamp is the same. One serves one answer (one FormatOptions).
+ * when the timestamp is the same. Formatting is synchronous, so one instance serves every
+ * answer of this thread in turn, forgetting the texts of the previous one (`shared`).
  */
 class DpsKeys {
+  private static instance: DpsKeys | undefined;
   ts = new Float64Array(0);
   /** Where position i's text was last written in the output, and its length. */
   at = new Int32Array(0);
   len = new Uint8Array(0);
+  /** Positions written since the last `shared()`. */
+  private used = 0;
 
-  /** Room for a series of n points (one DpsKeys serves one answer, so one shape). */
+  /** This thread's instance, holding no texts (one answer's, in one shape, at a time). */
+  static shared(): DpsKeys {
+    const k = (DpsKeys.instance ??= new DpsKeys());
+    k.ts.fill(Number.NaN, 0, k.used);
+    k.used = 0;
+    return k;
+  }
+
+  /** Room for a series of n points. */
   prepare(n: number): void {
+    if (n > this.used) this.used = n;
     if (n <= this.ts.length) return;
     const ts = new Float64Array(Math.max(n, this.ts.length * 2)).fill(Number.NaN);
     ts.set(this.ts);
