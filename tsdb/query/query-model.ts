@@ -162,7 +162,8 @@ export function buildQuery(raw: RawQuery, nowMs: number, opts: ParseOptions = {}
 }
 
 /** Drops sub-queries equal to an earlier one (TSSubQuery#equals: filters compare without groupBy). */
-function dedupe(subs: readonly RawSubQuery[]): RawSubQuery[] {
+function dedupe(subs: readonly RawSubQuery[]): readonly RawSubQuery[] {
+  if (subs.length < 2) return subs;
   const seen = new Set<string>();
   return subs.filter((s) => {
     const key = JSON.stringify([s.aggregator, s.metric, s.tsuids, s.downsample, s.rate === true, s.rateOptions,
