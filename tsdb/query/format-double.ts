@@ -150,15 +150,11 @@ export function writePlainDouble(buf: Uint8Array, at: number, v: number): number
       else up = (((low - nm) / 10) & 1) !== 0; // D16 = C0 / 10 is odd: take C0 + 10
     } else up = in1;
     // No carry into top: D16 would end in zeros, and step 1 would have found it.
-    putDigits(top, 0, 9);
-    putDigits((low - nm + (up ? 10 : 0)) / 10, 9, 7);
-    return writeDigits(buf, o, 16, e);
+    return writeTopLow(buf, o, e, top, (low - nm + (up ? 10 : 0)) / 10, 7);
   }
   // Seventeen digits: the nearest integer, the even one on a tie (r = -0.5: x is halfway
   // between N0 - 1 and N0).
-  putDigits(top, 0, 9);
-  putDigits(r === -0.5 && (low & 1) !== 0 ? low - 1 : low, 9, 8);
-  return writeDigits(buf, o, 17, e);
+  return writeTopLow(buf, o, e, top, r === -0.5 && (low & 1) !== 0 ? low - 1 : low, 8);
 }
 
 /**
@@ -201,6 +197,43 @@ function writeSmallUint(buf: Uint8Array, at: number, y: number): number {
   }
   if (i > at) buf[--i] = ZERO + x;
   return at + n;
+}
+
+/**
+ * The 9 + lowDigits digits of top (9 digits, the first not 0) then low (zero-padded) as
+ * 0.d1d2… × 10^(e+1) in plain form (writeDigits' layout), written in place: for e >= 0 the
+ * top digits go one byte to the right and the `e + 1` whole digits move back before the dot.
+ */
+function writeTopLow(buf: Uint8Array, at: number, e: number, top: number, low: number, lowDigits: number): number {
+  let o = at;
+  if (e < 0) {
+    buf[o++] = ZERO;
+    buf[o++] = DOT;
+    for (let i = -1; i > e; i--) buf[o++] = ZERO;
+    writeFixed(buf, o, top, 9);
+    writeFixed(buf, o + 9, low, lowDigits);
+    return o + 9 + lowDigits;
+  }
+  writeFixed(buf, o + 1, top, 9);
+  const whole = e + 1; // <= 7 < 9
+  for (let i = 0; i < whole; i++) buf[o + i] = buf[o + 1 + i]!;
+  buf[o + whole] = DOT;
+  writeFixed(buf, o + 10, low, lowDigits);
+  return o + 10 + lowDigits;
+}
+
+/** Writes x (an integer in [0, 10^count), below 2^31) as exactly `count` digits, zero-padded, at `at`. */
+function writeFixed(buf: Uint8Array, at: number, x: number, count: number): void {
+  let y = x | 0;
+  let i = at + count;
+  while (i - at >= 2) {
+    const q = (y * 0.01) | 0;
+    const p = (y - q * 100) << 1;
+    buf[--i] = PAIRS[p + 1]!;
+    buf[--i] = PAIRS[p]!;
+    y = q;
+  }
+  if (i > at) buf[--i] = ZERO + y;
 }
 
 /** Writes the `count` decimal digits of x (an integer in [0, 10^count), below 2^31) as characters into `digits` at n. */
