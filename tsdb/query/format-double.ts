@@ -72,7 +72,7 @@ export function writePlainDouble(buf: Uint8Array, at: number, v: number): number
   // 1e7), so it is the shortest form, its trailing zeros stripped. m < 1e9 < 2^31.
   const m = Math.round(a * 100);
   if (m / 100 === a) {
-    const whole = (m * 0.01) | 0; // floor(m / 100): exact below 2^31 (putDigits)
+    const whole = (m * 0.01) | 0; // floor(m / 100): exact below 2^31 (writeFixed)
     const frac = m - whole * 100;
     o = writeSmallUint(buf, o, whole);
     buf[o++] = DOT;
@@ -97,8 +97,8 @@ export function writePlainDouble(buf: Uint8Array, at: number, v: number): number
   const d = Math.round(a * P10[s15]!);
   if (d / P10[s15]! === a) {
     const hi7 = Math.floor(d / 1e8);
-    putDigits(hi7, 0, 7);
-    putDigits(d - hi7 * 1e8, 7, 8);
+    writeFixed(digits, 0, hi7, 7);
+    writeFixed(digits, 7, d - hi7 * 1e8, 8);
     let n = 15;
     while (digits[n - 1] === ZERO) n--;
     return writeDigits(buf, o, n, e);
@@ -172,30 +172,14 @@ export function writeSafeInteger(buf: Uint8Array, at: number, x: number): number
   // a = hi * 1e8 + lo: both exact (hi * 1e8 < 2^53), hi < 1e8.
   const hi = Math.floor(a / 1e8);
   o = writeSmallUint(buf, o, hi);
-  let lo = (a - hi * 1e8) | 0;
-  for (let i = o + 6; i >= o; i -= 2) {
-    const q = (lo * 0.01) | 0;
-    const p = (lo - q * 100) << 1;
-    buf[i] = PAIRS[p]!;
-    buf[i + 1] = PAIRS[p + 1]!;
-    lo = q;
-  }
+  writeFixed(buf, o, a - hi * 1e8, 8);
   return o + 8;
 }
 
 /** Writes y, an integer in [0, 2^31), in decimal without leading zeros; returns the offset after it. */
 function writeSmallUint(buf: Uint8Array, at: number, y: number): number {
   const n = y < 10 ? 1 : y < 100 ? 2 : y < 1e3 ? 3 : y < 1e4 ? 4 : y < 1e5 ? 5 : y < 1e6 ? 6 : y < 1e7 ? 7 : y < 1e8 ? 8 : y < 1e9 ? 9 : 10;
-  let x = y | 0;
-  let i = at + n;
-  while (i - at >= 2) {
-    const q = (x * 0.01) | 0;
-    const p = (x - q * 100) << 1;
-    buf[--i] = PAIRS[p + 1]!;
-    buf[--i] = PAIRS[p]!;
-    x = q;
-  }
-  if (i > at) buf[--i] = ZERO + x;
+  writeFixed(buf, at, y, n);
   return at + n;
 }
 
@@ -227,7 +211,7 @@ function writeFixed(buf: Uint8Array, at: number, x: number, count: number): void
   let y = x | 0;
   let i = at + count;
   while (i - at >= 2) {
-    const q = (y * 0.01) | 0;
+    const q = (y * 0.01) | 0; // exact for 0 <= y < 2^31: the double 0.01 is above 1/100 by less than 1/y
     const p = (y - q * 100) << 1;
     buf[--i] = PAIRS[p + 1]!;
     buf[--i] = PAIRS[p]!;
@@ -236,19 +220,6 @@ function writeFixed(buf: Uint8Array, at: number, x: number, count: number): void
   if (i > at) buf[--i] = ZERO + y;
 }
 
-/** Writes the `count` decimal digits of x (an integer in [0, 10^count), below 2^31) as characters into `digits` at n. */
-function putDigits(x: number, n: number, count: number): void {
-  let y = x | 0;
-  let i = n + count;
-  while (i - n >= 2) {
-    const q = (y * 0.01) | 0; // exact for 0 <= y < 2^31: the double 0.01 is above 1/100 by less than 1/y
-    const p = (y - q * 100) << 1;
-    digits[--i] = PAIRS[p + 1]!;
-    digits[--i] = PAIRS[p]!;
-    y = q;
-  }
-  if (i > n) digits[--i] = ZERO + y;
-}
 
 /** The digit characters digits[0, n) as 0.d1d2… × 10^(e+1), in plain form with at least one fraction digit. */
 function writeDigits(buf: Uint8Array, at: number, n: number, e: number): number {

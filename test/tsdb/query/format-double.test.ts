@@ -108,7 +108,7 @@ describe('writePlainDouble', () => {
     }
     expect(printed(ulps(1e7, -1))).toBe(reference(ulps(1e7, -1)));
   });
-  it('putDigits\' quotient by 100 as a multiplication by the double 0.01 is exact below 2^31', () => {
+  it('writeFixed\' quotient by 100 as a multiplication by the double 0.01 is exact below 2^31', () => {
     // (y * 0.01) | 0 === floor(y / 100): the double 0.01 exceeds 1/100 by 2.1e-19, so the
     // product never drops below the quotient's integer part, nor reaches the next one.
     let checked = 0;
