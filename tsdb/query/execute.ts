@@ -336,6 +336,13 @@ async function expectedRows(tsdb: Tsdb, sub: SubQuery, metricUid: Uint8Array, wi
 
 /** SpanGroup#computeTags: tags equal in every series that has the key; aggregateTags the rest. */
 export function computeTags(all: readonly Readonly<Record<string, string>>[]): { tags: Record<string, string>; aggregateTags: string[] } {
+  if (all.length === 1) {
+    // One series: all its tags, in key order.
+    const t = all[0]!;
+    const tags: Record<string, string> = {};
+    for (const k of Object.keys(t).sort()) tags[k] = t[k]!;
+    return { tags, aggregateTags: [] };
+  }
   // Per key: its one value so far, or null once two differ.
   const values = new Map<string, string | null>();
   for (const t of all) {

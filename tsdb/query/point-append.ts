@@ -173,11 +173,13 @@ function capacityFor(need: number, baseMs: number, startMs: number, endMs: numbe
 }
 
 function grow(s: Points, cap: number): void {
-  const ts = new Float64Array(cap);
+  // One ArrayBuffer for the three arrays: a fresh ArrayBuffer costs more than its bytes.
+  const buf = new ArrayBuffer(cap * 17);
+  const ts = new Float64Array(buf, 0, cap);
   ts.set(s.ts.subarray(0, s.count));
-  const values = new Float64Array(cap);
+  const values = new Float64Array(buf, cap * 8, cap);
   values.set(s.values.subarray(0, s.count));
-  const isInt = new Uint8Array(cap);
+  const isInt = new Uint8Array(buf, cap * 16, cap);
   isInt.set(s.isInt.subarray(0, s.count));
   s.ts = ts;
   s.values = values;
