@@ -125,6 +125,7 @@ export class Tsdb {
       tsdb.decodePool = opts.decodePool;
       tsdb.ownsDecodePool = false;
     }
+    if (await isEmpty(data)) tsdb.compactor.nothingWrittenBefore();
     if (config.compactHours && opts.background !== false) tsdb.compactor.start();
     return tsdb;
   }
@@ -233,4 +234,10 @@ async function checkSchemaRecord(uid: Table, w: SchemaWidths): Promise<void> {
   if (have !== want) {
     throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', `the data in ${DATA_TABLE}/${UID_TABLE} was written with schema ${have}; this server is configured with ${want}: start it with the recorded settings`);
   }
+}
+
+/** True when the table holds no row (a new store: nothing was written before this process). */
+async function isEmpty(t: Table): Promise<boolean> {
+  for await (const rows of t.scan({ limit: 1 })) if (rows.length > 0) return false;
+  return true;
 }

@@ -11,7 +11,7 @@
  * `compactGraceMs` ago and it saw no write for `compactIdleMs`. Rows written before a
  * restart, or while the dirty set was full, are found by sweep(), which scans the data
  * table for closed hours that are not yet a single compressed cell (after a start, only
- * the cells written before it).
+ * the cells written before it; none when the table was empty at the start).
  */
 import type { Cell, Mutation, Table } from '../../core/api/store.js';
 import type { TsdbConfig } from '../config.js';
@@ -77,6 +77,17 @@ export class HourCompactor {
   constructor(deps: HourCompactorDeps) {
     this.deps = deps;
     this.sweepBefore = deps.now();
+  }
+
+  /**
+   * The data table held no rows when this process opened it: the sweep owed after a start
+   * (for cells written before it) would only read through what this process writes, which
+   * markDirty tracks. A dirty-set overflow still owes one.
+   */
+  nothingWrittenBefore(): void {
+    if (this.sweepBefore === undefined) return;
+    this.needSweep = false;
+    this.sweepBefore = undefined;
   }
 
   /** Registers a (row, hour) the writer just wrote into; returns the mark it touches later. */

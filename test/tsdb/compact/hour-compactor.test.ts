@@ -78,6 +78,31 @@ describe('HourCompactor', () => {
     expect((await readSeries(later, 'm', { host: 'a' }, (T0 - 86400) * 1000, (T0 + 86400) * 1000)).map((p) => p.value)).toEqual([1, 2, 3, 4]);
   });
 
+  it('owes no sweep on a store that was empty when opened; a store with rows is swept once', async () => {
+    const { tsdb, clock } = await openFixture({}, (T0 + 10) * 1000);
+    const scans = (t: Tsdb) => {
+      const spy = { n: 0 };
+      const scan = t.data.scan.bind(t.data);
+      t.data.scan = (spec) => {
+        spy.n++;
+        return scan(spec);
+      };
+      return spy;
+    };
+    const fresh = scans(tsdb);
+    await tsdb.ingest.write([pt('m', T0 + 1, 1), pt('m', T0 + 2, 2)]);
+    clock.now = T0 * 1000 + 3 * HOUR_MS;
+    await tsdb.compactor.runOnce();
+    expect(fresh.n).toBe(0);
+    // Its own rows are tracked and compacted without a sweep.
+    expect([...(await cellsPerRow(tsdb)).values()]).toEqual([['0c']]);
+    const later = await Tsdb.open(tsdb.store, { now: () => clock.now, background: false });
+    const reopened = scans(later);
+    await later.compactor.runOnce();
+    await later.compactor.runOnce();
+    expect(reopened.n).toBe(1);
+  });
+
   it('needsCompaction: only data cells other than a lone hour cell count', () => {
     const c = (q: number[]) => ({ family: 't', qualifier: Uint8Array.from(q), timestamp: 1, value: new Uint8Array(1) });
     expect(needsCompaction([c([0x0c])])).toBe(false);
