@@ -18,7 +18,8 @@ import { TsdbError } from '../errors.js';
 import type { TsdbErrorCode } from '../errors.js';
 import { isDataPointCell } from '../read/row-merge.js';
 import type { RangeSetup, WorkerIn, WorkerOut, WorkerRead, WorkerSeries } from './decode-worker.js';
-import type { FormatOptions, OutputSeries } from './format-json.js';
+import type { FormatOptions } from './format-json.js';
+import type { PackedSeries } from './format-parallel.js';
 import type { PipelineSpec } from './pipeline.js';
 import { RowPacker } from './row-pack.js';
 
@@ -123,14 +124,14 @@ export class DecodePool {
   }
 
   /**
-   * `series` formatted by `worker` as format-json.ts formatSeriesListBytes does (their
-   * points are copied to it: own arrays of exactly `count` points are cheapest to send).
+   * `series` (packed: format-parallel.ts packSeries; its buffers are transferred) formatted
+   * by `worker` as format-json.ts formatSeriesListBytes does.
    */
-  format(worker: number, series: readonly OutputSeries[], opts: FormatOptions): Promise<Uint8Array> {
+  format(worker: number, series: PackedSeries, opts: FormatOptions): Promise<Uint8Array> {
     if (this.closed) return Promise.reject(new Error('decode pool is closed'));
     const sid = this.newSid();
     const p = new Promise<Uint8Array>((resolve, reject) => this.pending.set(sid, { resolve: resolve as Pending['resolve'], reject }));
-    this.post(worker, { type: 'format', sid, series, opts });
+    this.post(worker, { type: 'format', sid, series, opts }, [series.f64.buffer as ArrayBuffer, series.isInt.buffer as ArrayBuffer]);
     return p;
   }
 

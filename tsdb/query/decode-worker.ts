@@ -11,7 +11,7 @@
  *
  * Messages in:  {type:'begin', sid, startMs, endMs, maxPoints, spec?, keys?} | {type:'rows', sid, bytes}
  *               | {type:'range', sid, range} | {type:'end', sid} | {type:'cancel', sid}
- *               | {type:'format', sid, series, opts} (format-parallel.ts: a part of an answer's JSON)
+ *               | {type:'format', sid, series, opts} (format-parallel.ts: a part of an answer's JSON; series packed)
  * Messages out: {sid, series:[{index, raw, points, tsuid?, annotations?}], read} | {sid, bytes}
  *               | {sid, error:{name, code?, message}}
  */
@@ -28,7 +28,9 @@ import { baseTimeOfKey } from '../schema/row-key.js';
 import type { SchemaWidths } from '../schema/widths.js';
 import { DATA_FAMILY } from '../tables.js';
 import { formatSeriesListBytes } from './format-json.js';
-import type { FormatOptions, OutputSeries } from './format-json.js';
+import type { FormatOptions } from './format-json.js';
+import { unpackSeries } from './format-parallel.js';
+import type { PackedSeries } from './format-parallel.js';
 import { SeriesPreparer } from './pipeline.js';
 import type { PipelineSpec } from './pipeline.js';
 import { appendRow, appendRowBuckets, rowDownsampleOf } from './point-append.js';
@@ -45,7 +47,7 @@ export interface RangeSetup {
 
 export type WorkerIn =
   | { type: 'begin'; sid: number; startMs: number; endMs: number; maxPoints: number; spec?: PipelineSpec; keys?: RangeSetup }
-  | { type: 'format'; sid: number; series: readonly OutputSeries[]; opts: FormatOptions }
+  | { type: 'format'; sid: number; series: PackedSeries; opts: FormatOptions }
   | { type: 'rows'; sid: number; bytes: Uint8Array }
   | { type: 'range'; sid: number; range: ExportedRange }
   | { type: 'end'; sid: number }
@@ -196,7 +198,7 @@ function wireError(err: unknown): { name: string; code?: string; message: string
 parentPort!.on('message', (m: WorkerIn) => {
   if (m.type === 'format') {
     try {
-      const text = formatSeriesListBytes(m.series, m.opts);
+      const text = formatSeriesListBytes(unpackSeries(m.series), m.opts);
       // Its own buffer of exactly the bytes, transferred (the output buffer may be bigger).
       const bytes = new Uint8Array(text.length);
       bytes.set(text);
