@@ -109,6 +109,12 @@ export interface TsdbConfig {
    * horae.ingest.parse_threads); 0: the main thread parses.
    */
   readonly ingestParseThreads: number;
+  /**
+   * /api/put JSON bodies of 64 KiB or more are scanned on a query decode worker
+   * (routes/put.ts). Off by default: on 2 cores HTTP JSON ingest gained 12-19% points/s
+   * and cost 17% more CPU a point (bench/README.md).
+   */
+  readonly ingestPutWorkerScan: boolean;
   /** Open connections (HTTP and telnet) at most; more are closed on accept. 0 = no limit (tsd.core.connections.limit). */
   readonly maxConnections: number;
 }
@@ -179,6 +185,7 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   telnetIdleTimeoutMs: 600_000,
   telnetMaxLineBytes: 64 * 1024,
   ingestParseThreads: defaultParseThreads(availableParallelism()),
+  ingestPutWorkerScan: false,
   maxConnections: 4096,
 };
 

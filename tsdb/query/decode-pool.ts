@@ -22,6 +22,7 @@ import type { FormatOptions } from './format-json.js';
 import type { PackedSeries } from './format-parallel.js';
 import type { PipelineSpec } from './pipeline.js';
 import { RowPacker } from './row-pack.js';
+import type { JsonPutScan } from '../write/put-json-fast.js';
 
 /**
  * Bytes of packed rows that make one message to a worker: small enough that a worker
@@ -47,7 +48,7 @@ export interface SessionResult {
 }
 
 interface Pending {
-  resolve(out: SessionResult | Uint8Array): void;
+  resolve(out: SessionResult | Uint8Array | JsonPutScan | null): void;
   reject(err: Error): void;
 }
 
@@ -62,12 +63,15 @@ export class DecodePool {
   private readonly workers: Worker[] = [];
   private readonly pending = new Map<number, Pending>();
   private nextSid = 1;
+  private nextScan = 0;
   private closed = false;
   /** Sessions begun and rows sent to workers, since the pool started. */
   sessions = 0;
   rowsSent = 0;
   /** Exported ranges (whole salt buckets) sent to workers to read, since the pool started. */
   rangesSent = 0;
+  /** /api/put bodies scanned on workers (scanPut), since the pool started. */
+  putScans = 0;
 
   readonly threads: number;
 
@@ -82,7 +86,7 @@ export class DecodePool {
         if (p === undefined) return;
         this.pending.delete(m.sid);
         if ('error' in m) p.reject(errorFromWire(m.error));
-        else p.resolve('series' in m ? { series: m.series, read: m.read } : m.bytes);
+        else p.resolve('series' in m ? { series: m.series, read: m.read } : 'scan' in m ? m.scan : m.bytes);
       });
       w.on('error', (err) => this.failAll(err));
       this.workers.push(w);
@@ -138,6 +142,21 @@ export class DecodePool {
   /** @internal */
   forget(sid: number): void {
     this.pending.delete(sid);
+  }
+
+  /**
+   * An /api/put JSON body scanned on a worker (put-json-fast.ts scanPutJson: the columns
+   * come back transferred); the body is copied to it, the caller keeps its own. Workers
+   * take turns. undefined: not a body the scan takes (the caller parses it whole).
+   */
+  async scanPut(bytes: Uint8Array): Promise<JsonPutScan | undefined> {
+    if (this.closed) throw new Error('decode pool is closed');
+    const sid = this.newSid();
+    const p = new Promise<JsonPutScan | null>((resolve, reject) => this.pending.set(sid, { resolve: resolve as Pending['resolve'], reject }));
+    this.putScans++;
+    const copy = new Uint8Array(bytes);
+    this.post(this.nextScan++ % this.threads, { type: 'scanPut', sid, bytes: copy }, [copy.buffer]);
+    return (await p) ?? undefined;
   }
 
   private failAll(err: Error): void {

@@ -12,7 +12,8 @@
  * Messages in:  {type:'begin', sid, startMs, endMs, maxPoints, spec?, keys?} | {type:'rows', sid, bytes}
  *               | {type:'range', sid, range} | {type:'end', sid} | {type:'cancel', sid}
  *               | {type:'format', sid, series, opts} (format-parallel.ts: a part of an answer's JSON; series packed)
- * Messages out: {sid, series:[{index, raw, points, tsuid?, annotations?}], read} | {sid, bytes}
+ *               | {type:'scanPut', sid, bytes} (an /api/put JSON body scanned: put-json-fast.ts scanPutJson)
+ * Messages out: {sid, series:[{index, raw, points, tsuid?, annotations?}], read} | {sid, bytes} | {sid, scan}
  *               | {sid, error:{name, code?, message}}
  */
 import { parentPort } from 'node:worker_threads';
@@ -36,6 +37,8 @@ import type { PipelineSpec } from './pipeline.js';
 import { appendRow, appendRowBuckets, rowDownsampleOf } from './point-append.js';
 import type { RowDownsample } from './point-append.js';
 import { unpackRows } from './row-pack.js';
+import { scanBuffers, scanPutJson } from '../write/put-json-fast.js';
+import type { JsonPutScan } from '../write/put-json-fast.js';
 import type { Points } from './series.js';
 
 /** What a worker needs to read exported ranges: the row key's layout and the annotations wanted. */
@@ -48,6 +51,7 @@ export interface RangeSetup {
 export type WorkerIn =
   | { type: 'begin'; sid: number; startMs: number; endMs: number; maxPoints: number; spec?: PipelineSpec; keys?: RangeSetup }
   | { type: 'format'; sid: number; series: PackedSeries; opts: FormatOptions }
+  | { type: 'scanPut'; sid: number; bytes: Uint8Array }
   | { type: 'rows'; sid: number; bytes: Uint8Array }
   | { type: 'range'; sid: number; range: ExportedRange }
   | { type: 'end'; sid: number }
@@ -75,6 +79,7 @@ export interface WorkerRead {
 export type WorkerOut =
   | { sid: number; series: WorkerSeries[]; read: WorkerRead }
   | { sid: number; bytes: Uint8Array }
+  | { sid: number; scan: JsonPutScan | null }
   | { sid: number; error: { name: string; code?: string; message: string } };
 
 interface Session {
@@ -196,6 +201,15 @@ function wireError(err: unknown): { name: string; code?: string; message: string
 }
 
 parentPort!.on('message', (m: WorkerIn) => {
+  if (m.type === 'scanPut') {
+    try {
+      const scan = scanPutJson(m.bytes) ?? null;
+      post({ sid: m.sid, scan }, scan === null ? [] : scanBuffers(scan));
+    } catch (err) {
+      post({ sid: m.sid, error: wireError(err) });
+    }
+    return;
+  }
   if (m.type === 'format') {
     try {
       const text = formatSeriesListBytes(unpackSeries(m.series), m.opts);

@@ -42,6 +42,12 @@ export interface JsonPutScan {
   sameTags: Uint8Array;
 }
 
+/** The ArrayBuffers of a scan's columns (each its own), to transfer them to another thread. */
+export function scanBuffers(s: JsonPutScan): ArrayBuffer[] {
+  return [s.objStart, s.objEnd, s.fast, s.metricStart, s.metricEnd, s.tagsStart, s.tagsEnd, s.timestamp, s.value, s.isInt, s.sameTags]
+    .map((a) => a.buffer as ArrayBuffer);
+}
+
 /** Columns for about `n` datapoints. */
 function newScan(n: number): JsonPutScan {
   return {
