@@ -28,7 +28,7 @@ import { SstIterator } from '../sst/sst-reader.js';
 import type { SstReader } from '../sst/sst-reader.js';
 import type { Engine } from './engine.js';
 import type { FileMeta } from './file-meta.js';
-import { compareKeyRow, rowStartKey } from './internal-key.js';
+import { compareKeyRow, rowOf, rowStartKey } from './internal-key.js';
 import type { Memstore } from './memstore.js';
 import type { TableState } from './region.js';
 import type { FamilyRule, RowReadContext } from './row-reader.js';
@@ -163,7 +163,7 @@ export function readExportedRange(x: ExportedRange, onRow: (row: Row) => void): 
     const k = it.key();
     if (end.length > 0 && compareKeyRow(k, end) >= 0) break;
     if (filter.hasRowFilter) {
-      const row = k.subarray(2, 2 + ((k[0]! << 8) | k[1]!));
+      const row = rowOf(k);
       if (!filter.rowMatches(row)) {
         skipRow(it, row.slice());
         continue;

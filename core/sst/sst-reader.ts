@@ -286,12 +286,6 @@ export class SstReader {
   }
 }
 
-/**
- * The two-level iterator over one SST: a binary search over the index's last keys picks a
- * block, a BlockIterator (one object, re-targeted per block) walks it. An error (bad
- * checksum, read failure, closed reader) is sticky: the iterator stays invalid and
- * error() returns it.
- */
 /** Index of the first block whose index key is >= target (keys.length when none). */
 function firstBlockAtOrAfter(keys: readonly Uint8Array[], compare: Comparator, target: Uint8Array): number {
   let lo = 0;
@@ -312,6 +306,12 @@ export interface BlockSource {
   rechargeBlock(i: number, block: Block): void;
 }
 
+/**
+ * The two-level iterator over one SST: a binary search over the index's last keys picks a
+ * block, a BlockIterator (one object, re-targeted per block) walks it. An error (bad
+ * checksum, read failure, closed reader) is sticky: the iterator stays invalid and
+ * error() returns it.
+ */
 export class SstIterator implements InternalIterator {
   private readonly reader: BlockSource;
   private readonly compare: Comparator;
