@@ -115,6 +115,13 @@ export interface TsdbConfig {
    * and cost 17% more CPU a point (bench/README.md).
    */
   readonly ingestPutWorkerScan: boolean;
+  /**
+   * The group window (horae.ingest.group_window_ms): while writers stream (the last write
+   * group held 4096 points or more), a group smaller than the biggest of the last four
+   * waits for more points, up to this many ms after the last group started. 0: write each group as soon as the
+   * previous one is durable. Light load never waits (tsdb/write/ingest.ts).
+   */
+  readonly ingestGroupWindowMs: number;
   /** Open connections (HTTP and telnet) at most; more are closed on accept. 0 = no limit (tsd.core.connections.limit). */
   readonly maxConnections: number;
 }
@@ -186,6 +193,7 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   telnetMaxLineBytes: 64 * 1024,
   ingestParseThreads: defaultParseThreads(availableParallelism()),
   ingestPutWorkerScan: false,
+  ingestGroupWindowMs: 40,
   maxConnections: 4096,
 };
 
@@ -221,6 +229,7 @@ export function resolveTsdbConfig(overrides: Partial<TsdbConfig> = {}): TsdbConf
   int('telnetIdleTimeoutMs', 0, 1e9);
   int('telnetMaxLineBytes', 1024, 64 * 1024 * 1024);
   int('ingestParseThreads', 0, 64);
+  int('ingestGroupWindowMs', 0, 1000);
   int('maxConnections', 0, 1e7);
   int('queryTimeoutMs', 0, 1e9);
   int('queryMaxConcurrent', 0, 1e6);

@@ -9,7 +9,9 @@
  * OpenTSDB compacted column (qualifiers and values concatenated, plus the meta byte) —
  * the format OpenTSDB itself uses for several points in one cell. Under load a group holds
  * many points per series, so the store sees a fraction of the cells; an idle server
- * writes a call's group at once, so nothing waits for a timer.
+ * writes a call's group at once, so nothing waits for a timer. While writers stream, a
+ * group smaller than the recent ones waits for more, up to the group window (scheduleFlush;
+ * tsdb/OPERATOR.md).
  *
  * Per point the hot path is a cache hit on the series text and a timestamp/value check;
  * names are validated once per series, not per point.
@@ -127,6 +129,21 @@ export class KnownSeriesPoints {
  */
 const MAX_GROUPS_IN_FLIGHT = 1;
 
+/**
+ * A group of at least this many points means writers are streaming: the next group then
+ * waits until it is as big as the recent ones, up to the group window
+ * (horae.ingest.group_window_ms). Below it (light load) a group is written as soon as the
+ * previous one is done.
+ */
+export const STREAMING_GROUP_POINTS = 4096;
+
+/**
+ * A waiting group goes once it is as big as the largest of this many last groups: the
+ * writers of any of them are likely streaming still. One would do for writers that always
+ * come back together, but one that came back late would never catch up with the others.
+ */
+export const RECENT_GROUPS = 4;
+
 export class Ingestor {
   private readonly deps: IngestDeps;
   private readonly series: TwoGenCache<string, SeriesEntry>;
@@ -137,6 +154,14 @@ export class Ingestor {
   private group: WriteGroup | undefined;
   private groupsInFlight = 0;
   private flushScheduled = false;
+  /** When the last group started (performance.now() ms) and its points: the group window. */
+  private lastGroupStart = Number.NEGATIVE_INFINITY;
+  private lastGroupPoints = 0;
+  /** The points of the last RECENT_GROUPS groups (a ring): the group window's target is their largest. */
+  private readonly recentGroupPoints = new Array<number>(RECENT_GROUPS).fill(0);
+  private recentAt = 0;
+  /** The flush of a group waiting out the group window (scheduleFlush). */
+  private windowTimer: NodeJS.Timeout | undefined;
   private written = 0;
   private rejected = 0;
   private overloadRejections = 0;
@@ -284,14 +309,58 @@ export class Ingestor {
     return this.series.get(p.seriesText ?? seriesTextOf(p));
   }
 
-  /** Writes the current group once the calls of this tick have joined it. */
+  /**
+   * Writes the current group once the calls of this tick have joined it. While writers
+   * stream (the last group held STREAMING_GROUP_POINTS or more), a group smaller than the
+   * biggest of the RECENT_GROUPS last ones waits for more points, until it is as big or the
+   * group window has passed since the last group started, or half the in-flight bound is
+   * waiting: the writers of those groups are likely on their way back (an HTTP client
+   * sends its next batch once answered). Fewer, bigger groups cost fewer cells, memstore
+   * entries and WAL records a point (bench/README.md, "The group window"); a lone writer's
+   * next batch is as big as its last, so it does not wait.
+   */
   private scheduleFlush(): void {
-    if (this.flushScheduled || this.groupsInFlight >= MAX_GROUPS_IN_FLIGHT) return;
+    if (this.groupsInFlight >= MAX_GROUPS_IN_FLIGHT) return;
+    if (this.windowTimer !== undefined) {
+      if (!this.windowDone()) return;
+      // The waiting group has gathered enough: it goes now, after this tick.
+      clearTimeout(this.windowTimer);
+      this.windowTimer = undefined;
+      setImmediate(() => this.runFlush());
+      return;
+    }
+    if (this.flushScheduled) return;
     this.flushScheduled = true;
-    setImmediate(() => {
-      this.flushScheduled = false;
-      void this.flush();
-    });
+    const wait = this.windowWait();
+    if (wait > 0) {
+      this.windowTimer = setTimeout(() => {
+        this.windowTimer = undefined;
+        this.runFlush();
+      }, wait);
+    } else {
+      setImmediate(() => this.runFlush());
+    }
+  }
+
+  private runFlush(): void {
+    this.flushScheduled = false;
+    void this.flush();
+  }
+
+  /** The waiting group has gathered what the window waits for: as many points as the biggest recent group. */
+  private windowDone(): boolean {
+    const pending = this.pendingPoints();
+    if (pending * 2 >= this.deps.config.maxInflightPoints) return true;
+    for (const n of this.recentGroupPoints) if (pending < n) return false;
+    return true;
+  }
+
+  /** Milliseconds the next group should still wait for more points (0: write it now). */
+  private windowWait(): number {
+    const windowMs = this.deps.config.ingestGroupWindowMs;
+    if (windowMs === 0 || this.lastGroupPoints < STREAMING_GROUP_POINTS || this.windowDone()) return 0;
+    const wait = this.lastGroupStart + windowMs - performance.now();
+    return wait >= 1 ? Math.ceil(wait) : 0;
   }
 
   private async flush(): Promise<void> {
@@ -299,6 +368,10 @@ export class Ingestor {
     if (g === undefined || g.size === 0) return;
     this.group = undefined;
     this.groupsInFlight++;
+    this.lastGroupStart = performance.now();
+    this.lastGroupPoints = g.size;
+    this.recentGroupPoints[this.recentAt] = g.size;
+    this.recentAt = (this.recentAt + 1) % RECENT_GROUPS;
     try {
       const now = this.deps.now();
       const ts = Math.max(now, this.lastWriteTs + 1);
