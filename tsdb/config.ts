@@ -111,8 +111,8 @@ export interface TsdbConfig {
   readonly ingestParseThreads: number;
   /**
    * /api/put JSON bodies of 64 KiB or more are scanned on a query decode worker
-   * (routes/put.ts). Off by default: on 2 cores HTTP JSON ingest gained 12-19% points/s
-   * and cost 17% more CPU a point (bench/README.md).
+   * (routes/put.ts). On by default since the group window: on 2 cores HTTP JSON ingest
+   * gained 8-13% points/s for 8-10% more CPU a point (bench/README.md).
    */
   readonly ingestPutWorkerScan: boolean;
   /**
@@ -192,7 +192,7 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   telnetIdleTimeoutMs: 600_000,
   telnetMaxLineBytes: 64 * 1024,
   ingestParseThreads: defaultParseThreads(availableParallelism()),
-  ingestPutWorkerScan: false,
+  ingestPutWorkerScan: true,
   ingestGroupWindowMs: 40,
   maxConnections: 4096,
 };

@@ -72,13 +72,19 @@ describe('/api/put bodies scanned on a decode worker', () => {
     expect((await stored(a.tsdb)).length).toBeGreaterThan(1000);
   });
 
-  it('is off by default: a big body is scanned on the main thread', async () => {
+  it('is on by default for big bodies; small bodies, and false, scan on the main thread', async () => {
+    const put = async (app: FastifyInstance, n: number): Promise<number> => {
+      const text = JSON.stringify(Array.from({ length: n }, (_, i) => ({ metric: 'm', timestamp: T0 + i, value: i, tags: { host: 'a' } })));
+      expect(text.length >= WORKER_SCAN_MIN_BYTES).toBe(n >= 3000);
+      const before = pool.putScans;
+      expect((await app.inject({ method: 'POST', url: '/api/put', payload: text, headers: { 'content-type': 'application/json' } })).statusCode).toBe(204);
+      return pool.putScans - before;
+    };
     const { app } = await server({}, true);
-    const before = pool.putScans;
-    const text = JSON.stringify(Array.from({ length: 3000 }, (_, i) => ({ metric: 'm', timestamp: T0 + i, value: i, tags: { host: 'a' } })));
-    expect(text.length).toBeGreaterThanOrEqual(WORKER_SCAN_MIN_BYTES);
-    expect((await app.inject({ method: 'POST', url: '/api/put', payload: text, headers: { 'content-type': 'application/json' } })).statusCode).toBe(204);
-    expect(pool.putScans).toBe(before);
+    expect(await put(app, 3000)).toBe(1);
+    expect(await put(app, 10)).toBe(0);
+    const off = await server({ ingestPutWorkerScan: false }, true);
+    expect(await put(off.app, 3000)).toBe(0);
   });
 
   it('answers a malformed big body as the main thread does, and stores nothing of it', async () => {
