@@ -220,7 +220,6 @@ function writeFixed(buf: Uint8Array, at: number, x: number, count: number): void
   if (i > at) buf[--i] = ZERO + y;
 }
 
-
 /** The digit characters digits[0, n) as 0.d1d2… × 10^(e+1), in plain form with at least one fraction digit. */
 function writeDigits(buf: Uint8Array, at: number, n: number, e: number): number {
   let o = at;
