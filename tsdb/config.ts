@@ -119,7 +119,8 @@ export interface TsdbConfig {
    * The group window (horae.ingest.group_window_ms): while writers stream (the last write
    * group held 4096 points or more), a group smaller than the biggest of the last four
    * waits for more points, up to this many ms after the last group started. 0: write each group as soon as the
-   * previous one is durable. Light load never waits (tsdb/write/ingest.ts).
+   * previous one is durable. Light load never waits, nor does a group while a telnet
+   * connection is blocked on its acknowledgements (tsdb/write/ingest.ts).
    */
   readonly ingestGroupWindowMs: number;
   /** Open connections (HTTP and telnet) at most; more are closed on accept. 0 = no limit (tsd.core.connections.limit). */

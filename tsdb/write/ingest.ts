@@ -162,6 +162,8 @@ export class Ingestor {
   private recentAt = 0;
   /** The flush of a group waiting out the group window (scheduleFlush). */
   private windowTimer: NodeJS.Timeout | undefined;
+  /** Writers that can add no points until some of theirs are acknowledged (writerBlocked). */
+  private blockedWriters = 0;
   private written = 0;
   private rejected = 0;
   private overloadRejections = 0;
@@ -317,7 +319,8 @@ export class Ingestor {
    * waiting: the writers of those groups are likely on their way back (an HTTP client
    * sends its next batch once answered). Fewer, bigger groups cost fewer cells, memstore
    * entries and WAL records a point (bench/README.md, "The group window"); a lone writer's
-   * next batch is as big as its last, so it does not wait.
+   * next batch is as big as its last, so it does not wait, and no group waits while a
+   * writer is blocked on its acknowledgements (writerBlocked).
    */
   private scheduleFlush(): void {
     if (this.groupsInFlight >= MAX_GROUPS_IN_FLIGHT) return;
@@ -342,6 +345,28 @@ export class Ingestor {
     }
   }
 
+  /**
+   * A writer can add no points until some of those it has written are acknowledged (a
+   * telnet connection at its bound of unacknowledged lines): a group waiting out the group
+   * window would wait for nothing from it, and the group holding its points could not
+   * grow from it, so no group waits while any writer is blocked, and a waiting one goes
+   * now. Returns the call that ends the state (once; later calls do nothing).
+   */
+  writerBlocked(): () => void {
+    this.blockedWriters++;
+    if (this.windowTimer !== undefined) {
+      clearTimeout(this.windowTimer);
+      this.windowTimer = undefined;
+      setImmediate(() => this.runFlush());
+    }
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.blockedWriters--;
+    };
+  }
+
   private runFlush(): void {
     this.flushScheduled = false;
     void this.flush();
@@ -358,7 +383,7 @@ export class Ingestor {
   /** Milliseconds the next group should still wait for more points (0: write it now). */
   private windowWait(): number {
     const windowMs = this.deps.config.ingestGroupWindowMs;
-    if (windowMs === 0 || this.lastGroupPoints < STREAMING_GROUP_POINTS || this.windowDone()) return 0;
+    if (windowMs === 0 || this.blockedWriters > 0 || this.lastGroupPoints < STREAMING_GROUP_POINTS || this.windowDone()) return 0;
     const wait = this.lastGroupStart + windowMs - performance.now();
     return wait >= 1 ? Math.ceil(wait) : 0;
   }

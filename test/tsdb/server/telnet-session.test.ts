@@ -65,6 +65,16 @@ class FakeBackend implements TelnetBackend {
     this.isOverloaded = v;
     if (!v) for (const r of this.writable.splice(0)) r();
   }
+  /** Sessions that reported themselves blocked and have not ended it (writerBlocked). */
+  blocked = 0;
+  writerBlocked(): () => void {
+    this.blocked++;
+    let ended = false;
+    return () => {
+      if (!ended) this.blocked--;
+      ended = true;
+    };
+  }
   versionLines(): string[] { return ['net.opentsdb.tools 2.4.1 built at revision abc (MINT)', 'Built on now by test@host:/x']; }
   async statsLines(): Promise<string[]> { return ['tsd.rpc.received 1700000000 5 type=put host=h']; }
   async dropCaches(): Promise<void> {}
@@ -277,6 +287,34 @@ describe.each([0, 1])('TelnetSession (parse threads: %i)', (threads) => {
     b.release();
     await vi.waitFor(() => expect(b.lines).toBe(4));
     expect(b.batches.map((x) => x.map((w) => w[1]))).toEqual([['1'], ['2', '3', '4']]);
+  });
+
+  it('reports itself blocked while a batch waits for a slot or at maxInFlightLines, until acknowledged or closed', async () => {
+    const b = new FakeBackend();
+    b.hold = true;
+    const h = await start(b, { maxInFlightBatches: 1, maxInFlightLines: 5 });
+    const c = await Client.open(h.port);
+    c.send('put m 1 1 a=b\n');
+    await vi.waitFor(() => expect(b.batches.length).toBe(1));
+    await sleep(20);
+    expect(b.blocked).toBe(0); // one batch running, a free line budget: more may come
+    c.send('put m 2 1 a=b\n');
+    await vi.waitFor(() => expect(h.stats.putLines).toBe(2));
+    expect(b.blocked).toBe(1); // a batch waits behind the running one
+    b.release();
+    await vi.waitFor(() => expect(b.lines).toBe(2));
+    await vi.waitFor(() => expect(b.blocked).toBe(0));
+    // At the line bound: five lines in one batch, none waiting.
+    b.hold = true;
+    c.send('put m 3 1 a=b\nput m 4 1 a=b\nput m 5 1 a=b\nput m 6 1 a=b\nput m 7 1 a=b\n');
+    await vi.waitFor(() => expect(b.lines).toBe(7));
+    expect(b.batches.length).toBe(3);
+    expect(b.blocked).toBe(1);
+    // Closed while blocked (a paused socket sees no FIN, so the server side is destroyed,
+    // as on a socket error): the state ends with the connection.
+    h.serverSockets[0]!.destroy();
+    await vi.waitFor(() => expect(b.blocked).toBe(0));
+    b.release();
   });
 
   it('a fatal backend error answers "put: HBase error" once per line', async () => {

@@ -3,13 +3,15 @@
  * stream (the last group held STREAMING_GROUP_POINTS or more), a group smaller than the
  * biggest recent one waits for more points, up to the window after the last group
  * started, and goes as soon as it is as big. Light load, a lone writer (its next batch is as big),
- * or half the in-flight bound waiting: the group is written at once. Groups are counted
+ * half the in-flight bound waiting, or a writer blocked until its points are acknowledged
+ * (a telnet connection at its bound): the group is written at once. Groups are counted
  * through `groupsWritten`; the window is far longer than the gap between the calls
  * (20 ms), so which calls share a group does not depend on the machine's speed.
  */
 import { describe, expect, it } from 'vitest';
 import type { TsdbConfig } from '../../../tsdb/config.js';
 import { readSeries } from '../../../tsdb/read/series-reader.js';
+import { tsdbTelnetBackend } from '../../../tsdb/server/telnet/tsdb-telnet-backend.js';
 import type { Tsdb } from '../../../tsdb/tsdb.js';
 import { STREAMING_GROUP_POINTS } from '../../../tsdb/write/ingest.js';
 import { openFixture, pt } from '../helpers/tsdb-fixture.js';
@@ -103,6 +105,64 @@ describe('the group window', () => {
     expect((await twoCallsAfter(config, 3 * S, max / 2)).groups).toBe(2);
     // One point short of half the bound still waits.
     expect((await twoCallsAfter(config, 3 * S, max / 2 - 1)).groups).toBe(1);
+  });
+
+  it('writes a waiting group at once when a writer is blocked, and holds none while one is', async () => {
+    const { tsdb } = await openFixture({ ingestGroupWindowMs: WINDOW_MS });
+    await tsdb.ingest.write(points(S, 'first'));
+    // B waits out the window (smaller than the last group) until a writer reports blocked.
+    let before = tsdb.ingest.stats().groupsWritten;
+    const t0 = performance.now();
+    const b = tsdb.ingest.write(points(1, 'b', 3600));
+    await sleep(GAP_MS);
+    expect(tsdb.ingest.stats().groupsWritten - before).toBe(0);
+    const unblock = tsdb.ingest.writerBlocked();
+    await b;
+    expect(performance.now() - t0).toBeLessThan(WINDOW_MS / 2);
+    expect(tsdb.ingest.stats().groupsWritten - before).toBe(1);
+    // While the writer stays blocked, a streaming group does not wait (two calls, two groups).
+    await tsdb.ingest.write(points(S, 'second'));
+    before = tsdb.ingest.stats().groupsWritten;
+    const c = tsdb.ingest.write(points(1, 'c', 3600));
+    await sleep(GAP_MS);
+    const d = tsdb.ingest.write(points(1, 'd', 3600));
+    await Promise.all([c, d]);
+    expect(tsdb.ingest.stats().groupsWritten - before).toBe(2);
+    // Unblocked (a second call of the release changes nothing), groups wait again.
+    unblock();
+    unblock();
+    await tsdb.ingest.write(points(S, 'third'));
+    before = tsdb.ingest.stats().groupsWritten;
+    const e = tsdb.ingest.write(points(1, 'e', 3600));
+    await sleep(GAP_MS);
+    const f = tsdb.ingest.write(points(1, 'f', 3600));
+    await Promise.all([e, f]);
+    expect(tsdb.ingest.stats().groupsWritten - before).toBe(1);
+    // One writer blocked again counts as one (the doubled release above took nothing off).
+    tsdb.ingest.writerBlocked();
+    await tsdb.ingest.write(points(S, 'fourth'));
+    before = tsdb.ingest.stats().groupsWritten;
+    const g = tsdb.ingest.write(points(1, 'g', 3600));
+    await sleep(GAP_MS);
+    const h = tsdb.ingest.write(points(1, 'h', 3600));
+    await Promise.all([g, h]);
+    expect(tsdb.ingest.stats().groupsWritten - before).toBe(2);
+    for (const host of ['b', 'c', 'd', 'e', 'f', 'g', 'h']) {
+      expect((await readSeries(tsdb, 'm', { host }, 0, (T0 + 7200) * 1000)).map((p) => p.value)).toEqual([0]);
+    }
+  });
+
+  it('the telnet backend passes a blocked connection on to the writer', async () => {
+    const { tsdb } = await openFixture({ ingestGroupWindowMs: WINDOW_MS });
+    const backend = tsdbTelnetBackend(tsdb);
+    await tsdb.ingest.write(points(S, 'first'));
+    const t0 = performance.now();
+    const b = tsdb.ingest.write(points(1, 'b', 3600));
+    await sleep(GAP_MS);
+    const unblock = backend.writerBlocked!();
+    await b;
+    expect(performance.now() - t0).toBeLessThan(WINDOW_MS / 2);
+    unblock();
   });
 
   it('is 40 ms by default', async () => {

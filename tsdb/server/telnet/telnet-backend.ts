@@ -137,6 +137,14 @@ export interface TelnetBackend {
   whenWritable(): Promise<void>;
 
   /**
+   * The session can send no more points until some of its batches are acknowledged (it
+   * holds `maxInFlightLines` unacknowledged lines, or a batch waits for a free slot of
+   * `maxInFlightBatches`): the backend should not hold its points back to gather more.
+   * Returns the call that ends the state. Optional.
+   */
+  writerBlocked?(): () => void;
+
+  /**
    * Reply to `version`: OpenTSDB sends two lines, `net.opentsdb.tools <ver> built at
    * revision <short> (<MINT|MODIFIED>)` and `Built on <date> by <user>@<host>:<path>`.
    * Must be non-empty: tcollector's liveness probe needs some reply within 15 s.

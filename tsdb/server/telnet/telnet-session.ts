@@ -136,6 +136,8 @@ export class TelnetSession {
   private running = 0;
   private inFlightLines = 0;
   private paused = false;
+  /** Ends the backend's blocked state of this connection (updateBlocked); undefined while not blocked. */
+  private unblock: (() => void) | undefined;
   private awaitingBackend = false;
   /** No more input is parsed (exit, line too long, EOF, shutdown); later bytes are discarded. */
   private stopping = false;
@@ -610,7 +612,24 @@ export class TelnetSession {
     this.lingerTimer.unref();
   }
 
+  /**
+   * Tells the backend while this connection can send no more points until some of its
+   * batches are acknowledged (at maxInFlightLines, or a batch waiting for a free slot of
+   * maxInFlightBatches), so that it does not hold them back waiting for more.
+   */
+  private updateBlocked(): void {
+    const blocked = !this.closed && (this.inFlightLines >= this.opts.maxInFlightLines
+      || (this.waiting.length > 0 && this.running >= this.opts.maxInFlightBatches));
+    if (blocked && this.unblock === undefined) {
+      this.unblock = this.backend.writerBlocked?.() ?? ((): void => {});
+    } else if (!blocked && this.unblock !== undefined) {
+      this.unblock();
+      this.unblock = undefined;
+    }
+  }
+
   private updateFlow(): void {
+    this.updateBlocked();
     if (this.closed) return;
     if (!this.stopping && !this.awaitingBackend && this.backend.overloaded()) {
       this.awaitingBackend = true;

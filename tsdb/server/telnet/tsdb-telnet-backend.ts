@@ -103,6 +103,7 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok',
     },
     overloaded: () => tsdb.ingest.overloaded(),
     whenWritable: () => tsdb.ingest.whenWritable(),
+    writerBlocked: () => tsdb.ingest.writerBlocked(),
     versionLines: () => versionLines(),
     async statsLines() {
       return (await tsdb.statsPoints()).map((p) => `${p.metric} ${p.timestamp} ${p.value}${Object.entries(p.tags).map(([k, v]) => ` ${k}=${v}`).join('')}`);
