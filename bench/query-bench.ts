@@ -4,7 +4,8 @@
  * loaded in the same run. Usage:
  *
  *   npx tsx bench/query-bench.ts [--values 2dec|full] [--scale x | --hosts H --hours h]
- *        [--queries q1,q2,q2-host,q3,q4] [--runs 31] [--warmup 5] [--warmup-seconds 3] [--conc 16]
+ *        [--queries q1,q2,q2-host,q3,q4] [--runs 31] [--warmup 5] [--warmup-seconds 3]
+ *        [--warmup-max-seconds 20] [--conc 16]
  *        [--conc-seconds 5] [--conc-runs 3] [--vm-buckets opentsdb|prom]
  *        [--systems horae,victoriametrics] [--verify] [--profile DIR] [--timeout 3600]
  *   OUT=/tmp/horae-query-build ./bench/build.sh && node /tmp/horae-query-build/bench/query-bench.js …
@@ -22,7 +23,8 @@
  *    first answer from each system is compared with them (same series, same buckets,
  *    values within 1e-9 relative).
  * 3. Latency: per query, `warmup` requests per system (and more until `warmup-seconds`
- *    have passed: steady state, see runQuery), then `runs` requests per system,
+ *    have passed, then one-second blocks until the median stops improving by more than
+ *    3%, at most `warmup-max-seconds`: steady state, see runQuery), then `runs` requests per system,
  *    alternating Horae and VictoriaMetrics (the order flips every run), one at a time on a
  *    keep-alive connection; client-side time from request to last body byte. Median, p90,
  *    min, max; server CPU per query from /proc/<pid>/stat over the timed runs (10 ms ticks).
@@ -63,6 +65,7 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: '31' },
     warmup: { type: 'string', default: '5' },
     'warmup-seconds': { type: 'string', default: '3' },
+    'warmup-max-seconds': { type: 'string', default: '20' },
     conc: { type: 'string', default: '16' },
     'conc-seconds': { type: 'string', default: '5' },
     'conc-runs': { type: 'string', default: '3' },
@@ -98,6 +101,7 @@ const o: DevopsOptions = devopsOptions({
 const RUNS = Number(args.runs);
 const WARMUP = Number(args.warmup);
 const WARMUP_SECONDS = Number(args['warmup-seconds']);
+const WARMUP_MAX_SECONDS = Math.max(WARMUP_SECONDS, Number(args['warmup-max-seconds']));
 const CONC = Number(args.conc);
 const log = (msg: string): void => console.log(msg);
 const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
@@ -181,6 +185,9 @@ interface Latency {
   readonly responseBytes: number;
   /** Median of the first 5 requests of the warm-up (the first answers the check). */
   readonly firstRunsMedianMs: number;
+  /** How long the warm-up ran, and its one-second blocks' medians (see runQuery). */
+  readonly warmupSeconds: number;
+  readonly warmupBlocksMs: readonly number[];
   readonly samplesMs: readonly number[];
 }
 
@@ -200,6 +207,7 @@ async function runQuery(q: BenchQuery, want: Map<SystemName, Answer>): Promise<Q
   const checks: Partial<Record<SystemName, Check>> = {};
   const firstBytes = new Map<SystemName, number>();
   const firstRuns = new Map<SystemName, number>();
+  const warmups = new Map<SystemName, { seconds: number; blocksMs: number[] }>();
   for (const s of servers) {
     const first = await ok200(s, reqOf(s, q));
     firstBytes.set(s.system, first.body.length);
@@ -211,16 +219,29 @@ async function runQuery(q: BenchQuery, want: Map<SystemName, Answer>): Promise<Q
     }
     checks[s.system] = c;
     log(`  ${q.id} ${s.system.padEnd(15)} check: ${c.ok ? 'OK' : 'MISMATCH'} ${c.series} series, ${c.points} points (expected ${c.expectedSeries}, ${c.expectedPoints}), max |diff| ${c.maxAbsDiff.toExponential(2)}${c.samples.length > 0 ? ` — ${c.samples.join('; ')}` : ''}`);
-    // Warm-up: `warmup` requests, then more until `warmup-seconds` have passed, so that
-    // a JIT-compiled server (Horae on V8) is measured in its steady state, as a dashboard
-    // server runs; the first requests' median is kept as `firstRunsMedianMs`.
+    // Warm-up: `warmup` requests, then more until `warmup-seconds` have passed, and then
+    // on in blocks of one second until a block's median is no more than 3% below the
+    // block before (at most `warmup-max-seconds` in all), so that a JIT-compiled server
+    // (Horae on V8) is measured in its steady state, as a dashboard server runs: V8
+    // optimizes a function once it has run enough bytecode, so code that runs once a
+    // request (most of q1's) needs thousands of requests, more than 3 s of them. The
+    // first requests' median is kept as `firstRunsMedianMs`, the blocks' medians as
+    // `warmupBlocksMs`.
     const first5: number[] = [first.ms];
     const t0 = performance.now();
     for (let i = 1; i < WARMUP || performance.now() - t0 < WARMUP_SECONDS * 1000; i++) {
       const r = await ok200(s, reqOf(s, q));
       if (first5.length < 5) first5.push(r.ms);
     }
+    const blocks: number[] = [];
+    while (performance.now() - t0 < WARMUP_MAX_SECONDS * 1000) {
+      const xs: number[] = [];
+      for (const b0 = performance.now(); performance.now() - b0 < 1000; ) xs.push((await ok200(s, reqOf(s, q))).ms);
+      blocks.push(round(median(xs)));
+      if (blocks.length >= 2 && blocks[blocks.length - 1]! >= 0.97 * blocks[blocks.length - 2]!) break;
+    }
     firstRuns.set(s.system, median(first5));
+    warmups.set(s.system, { seconds: round((performance.now() - t0) / 1000, 1), blocksMs: blocks });
   }
   const lat = new Map<SystemName, number[]>(servers.map((s) => [s.system, []]));
   const cpu0 = new Map(servers.map((s) => [s.system, procCpuSeconds(s.pid)]));
@@ -244,6 +265,8 @@ async function runQuery(q: BenchQuery, want: Map<SystemName, Answer>): Promise<Q
       serverCpuMsPerQuery: round((cpu * 1000) / RUNS, 2),
       responseBytes: firstBytes.get(s.system)!,
       firstRunsMedianMs: round(firstRuns.get(s.system)!),
+      warmupSeconds: warmups.get(s.system)!.seconds,
+      warmupBlocksMs: warmups.get(s.system)!.blocksMs,
       samplesMs: xs.map((x) => round(x)),
     };
   }
@@ -262,7 +285,7 @@ async function runQuery(q: BenchQuery, want: Map<SystemName, Answer>): Promise<Q
       res.horaeSummary = { datapoints: med('datapoints'), rowsScanned: med('rowsScanned'), queryTimeMs: med('queryTimeMs'), saltScanners: med('saltScanners') };
     }
   }
-  const line = servers.map((s) => `${s.system} ${latency[s.system]!.medianMs} ms (p90 ${latency[s.system]!.p90Ms}, first 5 ${latency[s.system]!.firstRunsMedianMs}, CPU ${latency[s.system]!.serverCpuMsPerQuery} ms/q, ${latency[s.system]!.responseBytes} B)`).join(' | ');
+  const line = servers.map((s) => `${s.system} ${latency[s.system]!.medianMs} ms (p90 ${latency[s.system]!.p90Ms}, first 5 ${latency[s.system]!.firstRunsMedianMs}, warm-up ${latency[s.system]!.warmupSeconds} s, CPU ${latency[s.system]!.serverCpuMsPerQuery} ms/q, ${latency[s.system]!.responseBytes} B)`).join(' | ');
   log(`  ${q.id} median of ${RUNS}: ${line}${res.horaeSummary === undefined ? '' : ` | Horae summary ${JSON.stringify(res.horaeSummary)}`}`);
   return res;
 }
@@ -352,6 +375,7 @@ async function main(): Promise<void> {
     runs: RUNS,
     warmup: WARMUP,
     warmupSeconds: WARMUP_SECONDS,
+    warmupMaxSeconds: WARMUP_MAX_SECONDS,
     concurrency: CONC,
     concSeconds: Number(args['conc-seconds']),
     concRuns: Number(args['conc-runs']),
