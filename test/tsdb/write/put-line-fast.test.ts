@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Random } from '../../../core/util/random.js';
 import { parsePutWords } from '../../../tsdb/write/line-parser.js';
-import { newFastPut, parsePutFast } from '../../../tsdb/write/put-line-fast.js';
+import { newFastPut, parseNumber, parsePutFast } from '../../../tsdb/write/put-line-fast.js';
 import { SeriesByteCache } from '../../../tsdb/write/series-byte-cache.js';
 import { putWords } from '../../../tsdb/server/telnet/line-splitter.js';
 import { newSeriesEntry } from '../../../tsdb/write/write-group.js';
@@ -22,6 +22,43 @@ function randomValue(r: Random): string {
     default: return ['0', '-0', '0.0', '1e3', '3.2409553039854025e-05', '9007199254740991', '123456789012345678', '.5', '5.', 'NaN', '1e', '1x', '--1'][r.int(13)]!;
   }
 }
+
+/** A decimal token: full-precision doubles as printed, 14-20 significant digits, exponents, edges of 2^53. */
+function numberToken(r: Random): string {
+  const sign = r.int(4) === 0 ? '-' : '';
+  switch (r.int(6)) {
+    case 0: return sign + String(r.next() * 10 ** (r.int(12) - 4));
+    case 1: return sign + (r.next() * 100).toPrecision(14 + r.int(7));
+    case 2: {
+      const digits = Array.from({ length: 14 + r.int(7) }, () => r.int(10)).join('');
+      const dot = r.int(digits.length + 1);
+      return `${sign}${digits.slice(0, dot)}.${digits.slice(dot)}${r.int(3) === 0 ? `e${r.int(40) - 20}` : ''}`;
+    }
+    case 3: return `${sign}${2 ** 53 + r.int(5) - 2}e-${r.int(23)}`;
+    case 4: return `${sign}0.${'0'.repeat(r.int(6))}${2 ** 53 + r.int(5) - 2}`;
+    default: return ['9007199254740993e-16', '0.9007199254740993', '9007199254740991.5', '4503599627370497.5', '1.7976931348623157e308', '5e-324', '2.2250738585072014e-308'][r.int(7)]!;
+  }
+}
+
+describe('parseNumber', () => {
+  it('gives exactly the double Number() gives, from a Buffer and from a plain Uint8Array', () => {
+    const r = new Random(seed);
+    const out = { value: 0, isInt: false };
+    let parsed = 0;
+    for (let i = 0; i < 50000; i++) {
+      const tok = numberToken(r);
+      const buf = Buffer.from(` ${tok} `, 'latin1');
+      for (const bytes of [buf, new Uint8Array(buf)]) {
+        const end = parseNumber(bytes, 1, bytes.length, out);
+        if (end === -1) continue; // declined: the general parser takes it
+        parsed++;
+        expect(end, tok).toBe(1 + tok.length);
+        expect(Object.is(out.value, Number(tok)), `${tok}: ${out.value} vs ${Number(tok)}`).toBe(true);
+      }
+    }
+    expect(parsed).toBeGreaterThan(90000);
+  });
+});
 
 describe('put line fast path', () => {
   it('agrees with the general parser on every line it accepts', () => {
