@@ -113,16 +113,21 @@ const nativeLatin1 = (globalThis as { Buffer?: { prototype: { latin1Slice?: (thi
 
 /** Bytes as a latin1 string, one char per byte: the form key-regex filters match against. */
 export function latin1(b: Uint8Array): string {
+  return latin1Range(b, 0, b.length);
+}
+
+/** Bytes [start, end) as a latin1 string (the text of a number token, say). */
+export function latin1Range(b: Uint8Array, start: number, end: number): string {
   // Node's native conversion: a third of the time of fromCharCode over a 56-byte row key
-  // (a keyRegex scan converts every row key); the loop serves other runtimes.
-  if (nativeLatin1 !== undefined) return nativeLatin1.call(b, 0, b.length);
+  // (a keyRegex scan converts every row key), a quarter of a spread view's over a
+  // 17-digit number; the loop serves other runtimes.
+  if (nativeLatin1 !== undefined) return nativeLatin1.call(b, start, end);
   let s = '';
-  for (let i = 0; i < b.length; i += 4096) {
-    s += String.fromCharCode.apply(null, b.subarray(i, i + 4096) as unknown as number[]);
+  for (let i = start; i < end; i += 4096) {
+    s += String.fromCharCode.apply(null, b.subarray(i, Math.min(i + 4096, end)) as unknown as number[]);
   }
   return s;
 }
-
 
 /** 8-byte big-endian signed counter encoding used by `increment`. */
 export function encodeInt64(v: bigint): Uint8Array {
