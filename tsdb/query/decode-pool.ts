@@ -47,8 +47,23 @@ export interface SessionResult {
   readonly read: WorkerRead;
 }
 
+/** A scanned /api/put body (DecodePool.scanPut). */
+export interface PutScanResult {
+  /** undefined: not a body the scan takes (the caller parses it whole). */
+  readonly scan: JsonPutScan | undefined;
+  /** The body, to read the scan by: the caller's bytes, moved there and back or kept. */
+  readonly bytes: Buffer;
+}
+
+type PutScanReply = Extract<WorkerOut, { scan: unknown }>;
+
+/** True when `b` spans all of its (non-shared) ArrayBuffer: a buffer of its own, to transfer. */
+function ownsItsBuffer(b: Uint8Array): boolean {
+  return b.byteOffset === 0 && b.buffer instanceof ArrayBuffer && b.byteLength === b.buffer.byteLength && b.byteLength > 0;
+}
+
 interface Pending {
-  resolve(out: SessionResult | Uint8Array | JsonPutScan | null): void;
+  resolve(out: SessionResult | Uint8Array | PutScanReply): void;
   reject(err: Error): void;
 }
 
@@ -72,6 +87,8 @@ export class DecodePool {
   rangesSent = 0;
   /** /api/put bodies scanned on workers (scanPut), since the pool started. */
   putScans = 0;
+  /** Of those, the bodies moved to the worker and back rather than copied. */
+  putMoves = 0;
 
   readonly threads: number;
 
@@ -85,8 +102,9 @@ export class DecodePool {
         const p = this.pending.get(m.sid);
         if (p === undefined) return;
         this.pending.delete(m.sid);
-        if ('error' in m) p.reject(errorFromWire(m.error));
-        else p.resolve('series' in m ? { series: m.series, read: m.read } : 'scan' in m ? m.scan : m.bytes);
+        if ('scan' in m) p.resolve(m);
+        else if ('error' in m) p.reject(errorFromWire(m.error));
+        else p.resolve('series' in m ? { series: m.series, read: m.read } : m.bytes);
       });
       w.on('error', (err) => this.failAll(err));
       this.workers.push(w);
@@ -146,17 +164,26 @@ export class DecodePool {
 
   /**
    * An /api/put JSON body scanned on a worker (put-json-fast.ts scanPutJson: the columns
-   * come back transferred); the body is copied to it, the caller keeps its own. Workers
-   * take turns. undefined: not a body the scan takes (the caller parses it whole).
+   * come back transferred). A body that owns its whole ArrayBuffer (what fastify gathers
+   * from several chunks) is moved to the worker and back instead of copied: `bytes` is
+   * detached (length 0) until the promise settles, and the caller reads the body from the
+   * result. Other bodies are copied, and the result holds the caller's own. Workers take
+   * turns. Rejects when the pool closes or the worker fails meanwhile: a moved body is then
+   * gone (the caller's `bytes` still has length 0).
    */
-  async scanPut(bytes: Uint8Array): Promise<JsonPutScan | undefined> {
+  async scanPut(bytes: Buffer): Promise<PutScanResult> {
     if (this.closed) throw new Error('decode pool is closed');
     const sid = this.newSid();
-    const p = new Promise<JsonPutScan | null>((resolve, reject) => this.pending.set(sid, { resolve: resolve as Pending['resolve'], reject }));
+    const p = new Promise<PutScanReply>((resolve, reject) => this.pending.set(sid, { resolve: resolve as Pending['resolve'], reject }));
     this.putScans++;
-    const copy = new Uint8Array(bytes);
-    this.post(this.nextScan++ % this.threads, { type: 'scanPut', sid, bytes: copy }, [copy.buffer]);
-    return (await p) ?? undefined;
+    const owned = ownsItsBuffer(bytes);
+    const sent = owned ? bytes : new Uint8Array(bytes);
+    if (owned) this.putMoves++;
+    this.post(this.nextScan++ % this.threads, { type: 'scanPut', sid, bytes: sent }, [sent.buffer as ArrayBuffer]);
+    const m = await p;
+    if (m.error !== undefined) throw errorFromWire(m.error);
+    const body = owned ? Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength) : bytes;
+    return { scan: m.scan ?? undefined, bytes: body };
   }
 
   private failAll(err: Error): void {

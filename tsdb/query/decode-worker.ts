@@ -13,7 +13,8 @@
  *               | {type:'range', sid, range} | {type:'end', sid} | {type:'cancel', sid}
  *               | {type:'format', sid, series, opts} (format-parallel.ts: a part of an answer's JSON; series packed)
  *               | {type:'scanPut', sid, bytes} (an /api/put JSON body scanned: put-json-fast.ts scanPutJson)
- * Messages out: {sid, series:[{index, raw, points, tsuid?, annotations?}], read} | {sid, bytes} | {sid, scan}
+ * Messages out: {sid, series:[{index, raw, points, tsuid?, annotations?}], read} | {sid, bytes}
+ *               | {sid, scan, body, error?} (scanPut: the body transferred back, with its scan or the error)
  *               | {sid, error:{name, code?, message}}
  */
 import { parentPort } from 'node:worker_threads';
@@ -79,7 +80,7 @@ export interface WorkerRead {
 export type WorkerOut =
   | { sid: number; series: WorkerSeries[]; read: WorkerRead }
   | { sid: number; bytes: Uint8Array }
-  | { sid: number; scan: JsonPutScan | null }
+  | { sid: number; scan: JsonPutScan | null; body: Uint8Array; error?: { name: string; code?: string; message: string } }
   | { sid: number; error: { name: string; code?: string; message: string } };
 
 interface Session {
@@ -202,11 +203,13 @@ function wireError(err: unknown): { name: string; code?: string; message: string
 
 parentPort!.on('message', (m: WorkerIn) => {
   if (m.type === 'scanPut') {
+    // The body goes back to the main thread (transferred) with its scan, or with the error.
+    const back = [m.bytes.buffer as ArrayBuffer];
     try {
       const scan = scanPutJson(m.bytes) ?? null;
-      post({ sid: m.sid, scan }, scan === null ? [] : scanBuffers(scan));
+      post({ sid: m.sid, scan, body: m.bytes }, scan === null ? back : [...scanBuffers(scan), ...back]);
     } catch (err) {
-      post({ sid: m.sid, error: wireError(err) });
+      post({ sid: m.sid, scan: null, body: m.bytes, error: wireError(err) }, back);
     }
     return;
   }

@@ -3,13 +3,17 @@
  * worker (routes/put.ts scanBody, DecodePool.scanPut): the answer (204, or 400 with every bad datapoint) and every stored
  * point are exactly the main thread's, for bodies with good, bad and slow-path datapoints
  * (escapes, numeric strings, integers beyond 2^53), a body the scan refuses (malformed), and
- * a pool that was closed meanwhile.
+ * a pool that was closed meanwhile. A body with a buffer of its own is moved to the worker
+ * and back, not copied; one that shares its buffer is copied and stays the caller's; a body
+ * lost with a closing pool gets 503 and writes nothing.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { Random } from '../../../core/util/random.js';
 import type { TsdbConfig } from '../../../tsdb/config.js';
 import { DecodePool } from '../../../tsdb/query/decode-pool.js';
+import type { PutScanResult } from '../../../tsdb/query/decode-pool.js';
+import { scanPutJson } from '../../../tsdb/write/put-json-fast.js';
 import { buildServer } from '../../../tsdb/server/build-server.js';
 import { WORKER_SCAN_MIN_BYTES } from '../../../tsdb/server/routes/put.js';
 import type { Tsdb } from '../../../tsdb/tsdb.js';
@@ -57,6 +61,7 @@ describe('/api/put bodies scanned on a decode worker', () => {
     const a = await server({ queryDecodeThreads: 0 }, false);
     const b = await server({ ingestPutWorkerScan: true }, true);
     const before = pool.putScans;
+    const movesBefore = pool.putMoves;
     for (let round = 0; round < 6; round++) {
       const text = JSON.stringify(body(r, 1500 + r.int(1500)));
       expect(text.length).toBeGreaterThanOrEqual(WORKER_SCAN_MIN_BYTES);
@@ -68,6 +73,8 @@ describe('/api/put bodies scanned on a decode worker', () => {
       expect(rb.body).toBe(ra.body);
     }
     expect(pool.putScans - before).toBe(6);
+    // The 400s name bad datapoints from the bytes the worker sent back.
+    expect(pool.putMoves - movesBefore).toBe(6);
     expect(await stored(b.tsdb)).toBe(await stored(a.tsdb));
     expect((await stored(a.tsdb)).length).toBeGreaterThan(1000);
   });
@@ -109,5 +116,50 @@ describe('/api/put bodies scanned on a decode worker', () => {
     const res = await app.inject({ method: 'POST', url: '/api/put', payload: text, headers: { 'content-type': 'application/json' } });
     expect(res.statusCode).toBe(204);
     expect((await stored(tsdb)).split('\n')).toHaveLength(1);
+  });
+
+  it('moves a body with a buffer of its own to the worker and back, and copies one that shares its buffer', async () => {
+    const text = JSON.stringify(body(new Random(11), 3000));
+    const want = scanPutJson(Buffer.from(text));
+    expect(want).toBeDefined();
+    const own = Buffer.from(text);
+    expect(own.byteOffset === 0 && own.buffer.byteLength === own.length).toBe(true);
+    const moves = pool.putMoves;
+    const moving = pool.scanPut(own);
+    expect(own.length).toBe(0); // detached while the worker has it
+    const moved = await moving;
+    expect(pool.putMoves - moves).toBe(1);
+    expect(moved.bytes.toString()).toBe(text);
+    expect(moved.scan).toEqual(want);
+
+    const big = Buffer.from(`  ${text}  `);
+    const shared = big.subarray(2, big.length - 2);
+    const copying = pool.scanPut(shared);
+    expect(shared.length).toBe(Buffer.byteLength(text));
+    const copied: PutScanResult = await copying;
+    expect(pool.putMoves - moves).toBe(1);
+    expect(copied.bytes).toBe(shared);
+    expect(big.toString()).toBe(`  ${text}  `);
+    expect(copied.scan).toEqual(want);
+  });
+
+  it('answers 503 and writes nothing when the pool closes with a moved body', async () => {
+    class ClosingPool extends DecodePool {
+      override scanPut(bytes: Buffer): Promise<PutScanResult> {
+        const p = super.scanPut(bytes);
+        void this.close();
+        return p;
+      }
+    }
+    const closing = new ClosingPool(1);
+    const { tsdb } = await openFixture({ ingestPutWorkerScan: true }, (T0 + 7200) * 1000, { decodePool: closing });
+    const app = opened.add(await buildServer({ tsdb }), tsdb);
+    const text = JSON.stringify(Array.from({ length: 3000 }, (_, i) => ({ metric: 'm', timestamp: T0 + i, value: i, tags: { host: 'a' } })));
+    const res = await app.inject({ method: 'POST', url: '/api/put', payload: text, headers: { 'content-type': 'application/json' } });
+    expect(closing.putMoves).toBe(1);
+    expect(res.statusCode).toBe(503);
+    expect(res.json().error.message).toMatch(/none of its points were written, please retry/);
+    expect(res.headers['retry-after']).toBe('1');
+    expect(await stored(tsdb)).toBe('');
   });
 });

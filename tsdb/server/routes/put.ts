@@ -38,14 +38,17 @@ export function registerPutRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     const q = req.query as PutQuery;
     const opts = q.sync !== undefined ? { durability: 'sync' as const } : {};
     if (req.body === undefined || req.body === null) return sendError(reply, 400, 'Missing request content');
-    if (req.body instanceof RawJson) {
-      const scan = await scanBody(tsdb, req.body.bytes);
+    let given = req.body;
+    if (given instanceof RawJson) {
+      // A body scanned on a worker comes back as new bytes (moved there and back).
+      const { scan, bytes } = await scanBody(tsdb, given.bytes);
       if (scan !== undefined) {
         if (scan.count === 0) return sendError(reply, 400, 'No datapoints found in content');
-        return respond(reply, q, scan.count, await writeScanned(tsdb, byBytes, req.body.bytes, scan, opts));
+        return respond(reply, q, scan.count, await writeScanned(tsdb, byBytes, bytes, scan, opts));
       }
+      if (bytes !== given.bytes) given = new RawJson(bytes);
     }
-    const body = jsonBody(req.body);
+    const body = jsonBody(given);
     if (body === undefined || body === null) return sendError(reply, 400, 'Missing request content');
     if (typeof body !== 'object') return sendError(reply, 400, 'The JSON must start as an object or an array');
     const raw: readonly unknown[] = Array.isArray(body) ? body : [body];
@@ -66,15 +69,20 @@ export function registerPutRoutes(app: FastifyInstance, tsdb: Tsdb): void {
  */
 export const WORKER_SCAN_MIN_BYTES = 64 << 10;
 
-/** scanPutJson, on a decode worker for a big body when configured (the main thread meanwhile serves others). */
-async function scanBody(tsdb: Tsdb, bytes: Buffer): Promise<JsonPutScan | undefined> {
+/**
+ * scanPutJson, on a decode worker for a big body when configured (the main thread meanwhile
+ * serves others), with the bytes to read the body from afterwards (the worker's, when the
+ * body was moved to it: DecodePool.scanPut).
+ */
+async function scanBody(tsdb: Tsdb, bytes: Buffer): Promise<{ scan: JsonPutScan | undefined; bytes: Buffer }> {
   const pool = tsdb.config.ingestPutWorkerScan && bytes.length >= WORKER_SCAN_MIN_BYTES ? tsdb.queryDecodePool() : undefined;
-  if (pool === undefined) return scanPutJson(bytes);
+  if (pool === undefined) return { scan: scanPutJson(bytes), bytes };
   try {
     return await pool.scanPut(bytes);
-  } catch {
-    // The pool closed or a worker died meanwhile: scan here.
-    return scanPutJson(bytes);
+  } catch (err) {
+    // The pool closed or a worker died meanwhile: scan here, unless the body went with it.
+    if (bytes.length === 0) throw new TsdbError('TSDB_OVERLOADED', `The decode worker scanning this body failed (${(err as Error).message}); none of its points were written, please retry`);
+    return { scan: scanPutJson(bytes), bytes };
   }
 }
 
