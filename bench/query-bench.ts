@@ -6,7 +6,7 @@
  *   npx tsx bench/query-bench.ts [--values 2dec|full] [--scale x | --hosts H --hours h]
  *        [--queries q1,q2,q2-host,q3,q4] [--runs 31] [--warmup 5] [--warmup-seconds 3]
  *        [--warmup-max-seconds 20] [--conc 16]
- *        [--conc-seconds 5] [--conc-runs 3] [--vm-buckets opentsdb|prom]
+ *        [--conc-seconds 5] [--conc-runs 3] [--conc-warmup-seconds 3] [--vm-buckets opentsdb|prom]
  *        [--systems horae,victoriametrics] [--verify] [--profile DIR] [--timeout 3600]
  *   OUT=/tmp/horae-query-build ./bench/build.sh && node /tmp/horae-query-build/bench/query-bench.js …
  *
@@ -31,7 +31,9 @@
  * 4. Horae's statsSummary (showSummary: datapoints, rowsScanned, queryTimeMs) for each
  *    /api/query query, 5 runs; decode rate for q4 = datapoints / server CPU-s per query.
  * 5. Throughput: q1 (the host rotating over all hosts) with `conc` requests in flight for
- *    `conc-seconds`, `conc-runs` times per system alternating; the load client is this
+ *    `conc-seconds`, `conc-runs` times per system alternating, after one unrecorded load of
+ *    `conc-warmup-seconds` per system (the latency phase warmed one host's q1 only, and a
+ *    first timed run was a server's slowest); the load client is this
  *    process (a keep-alive Agent with `conc` sockets), sharing the machine's cores.
  *
  * Servers are stopped by PID at the end, on errors, and when `--timeout` expires.
@@ -69,6 +71,7 @@ const { values: args } = parseArgs({
     conc: { type: 'string', default: '16' },
     'conc-seconds': { type: 'string', default: '5' },
     'conc-runs': { type: 'string', default: '3' },
+    'conc-warmup-seconds': { type: 'string', default: '3' },
     'vm-buckets': { type: 'string', default: 'opentsdb' },
     conns: { type: 'string', default: '4' },
     verify: { type: 'boolean', default: false },
@@ -301,8 +304,15 @@ interface ConcResult extends LoadResult {
 async function runConcurrency(): Promise<ConcResult[]> {
   const out: ConcResult[] = [];
   const qs = Array.from({ length: o.hosts }, (_, h) => q1(o, { vmBuckets }, h));
-  // warm every host's request once
+  // warm every host's request once, then under load (unrecorded), each system alike
   for (const s of servers) for (const q of qs) await ok200(s, reqOf(s, q));
+  const warmSeconds = Number(args['conc-warmup-seconds']);
+  if (warmSeconds > 0) {
+    for (const s of servers) {
+      const w = await loadFor(s.client, CONC, warmSeconds, (i) => reqOf(s, qs[i % qs.length]!));
+      log(`  q1 × ${CONC} in flight, ${s.system.padEnd(15)} warm-up ${warmSeconds} s: ${Math.round(w.requestsPerSec)} req/s, ${w.errors} errors (not recorded)`);
+    }
+  }
   for (let r = 1; r <= Number(args['conc-runs']); r++) {
     const order = r % 2 === 1 ? servers : [...servers].reverse();
     for (const s of order) {
@@ -379,6 +389,7 @@ async function main(): Promise<void> {
     concurrency: CONC,
     concSeconds: Number(args['conc-seconds']),
     concRuns: Number(args['conc-runs']),
+    concWarmupSeconds: Number(args['conc-warmup-seconds']),
     vmBuckets,
     client: 'node:http keep-alive Agent in the bench process; time from request to last body byte',
     profile: args.profile ?? null,
