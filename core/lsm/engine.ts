@@ -386,6 +386,15 @@ export class Engine {
     if (batch.count === 0) return;
     this.lastSeq = batch.lastSeq;
     const { payload, entries, rowStart } = batch;
+    const inflight = this.seqs.begin(batch.lastSeq);
+    const wal = this.wal;
+    const walInfo = this.walFiles[this.walFiles.length - 1]!;
+    if (batch.lastSeq > walInfo.maxSeq) walInfo.maxSeq = batch.lastSeq;
+    const acked = wal.append(payload, (opts?.durability ?? 'sync') === 'sync');
+    // The log write and its fsync go first, so the disk works while the memstores fill.
+    // NB: nothing awaits between the append and the inserts below: a flush, a log roll or
+    // a WAL sweep sees this batch in both or in neither.
+    wal.startRound();
     for (let r = 0; r < rows.length; r++) {
       const region = t.regionFor(rows[r]!.key);
       const from = rowStart[r]!;
@@ -399,11 +408,6 @@ export class Engine {
       region.counters.writeRequests++;
       if (mem.sizeBytes >= this.opts.memstoreFlushBytes) this.maybeFlush(region);
     }
-    const inflight = this.seqs.begin(batch.lastSeq);
-    const wal = this.wal;
-    const walInfo = this.walFiles[this.walFiles.length - 1]!;
-    if (batch.lastSeq > walInfo.maxSeq) walInfo.maxSeq = batch.lastSeq;
-    const acked = wal.append(batch.payload, (opts?.durability ?? 'sync') === 'sync');
     if (this.memstoreBytes() > this.opts.memstoreTotalBytes) this.flushLargest();
     if (wal.sizeBytes >= this.opts.walFileBytes) this.rotateWal();
     try {

@@ -10,8 +10,10 @@
  *     (copied) into the pending buffer synchronously, so call order is log order and the
  *     caller may reuse the payload as soon as append() returns.
  *  2. At most one round (one file.append of everything pending, then at most one
- *     file.sync) is in flight. Records appended meanwhile wait in the pending buffer and
- *     go out together in the next round: N concurrent sync appends cost ~2 fsyncs, not N.
+ *     file.sync, issued together) is in flight. Records appended meanwhile wait in the
+ *     pending buffer and go out together in the next round: N concurrent sync appends
+ *     cost ~2 fsyncs, not N. A round starts at the end of the synchronous run that
+ *     appended (a microtask), or at once on startRound().
  *  3. A sync=true append resolves only after an fsync that covers its bytes; a sync=false
  *     append resolves once its bytes were handed to the OS, and a timer forces an fsync
  *     within `bufferedWindowMs` of it.
@@ -95,6 +97,8 @@ export class WalWriter {
 
   private pending = new Round();
   private running = false;
+  /** A microtask will start the rounds (kick). */
+  private scheduled = false;
   private timer: ReturnType<typeof setTimeout> | undefined;
   private err: StoreError | undefined;
   private closing: Promise<void> | undefined;
@@ -231,13 +235,35 @@ export class WalWriter {
   }
 
   private kick(): void {
-    if (this.running) return;
-    this.running = true;
+    if (this.running || this.scheduled) return;
+    this.scheduled = true;
     // A microtask, so every append made in the current synchronous run joins the round.
-    queueMicrotask(() => void this.runRounds());
+    queueMicrotask(() => {
+      this.scheduled = false;
+      if (!this.running) this.startRounds();
+    });
   }
 
-  /** The group-commit loop: one round at a time until nothing is pending. */
+  /**
+   * Starts the round of everything appended so far now, instead of at the end of the
+   * current synchronous run, unless a round is in flight: the bytes are written and
+   * their fsync issued before this returns, so the caller's next work (filling memstores)
+   * overlaps the disk. Records appended later in this run go in the next round.
+   */
+  startRound(): void {
+    if (!this.running && this.err === undefined) this.startRounds();
+  }
+
+  private startRounds(): void {
+    this.running = true;
+    void this.runRounds();
+  }
+
+  /**
+   * The group-commit loop: one round at a time until nothing is pending. A round hands
+   * its bytes to the file and issues the fsync without waiting in between (the file
+   * orders them; NodeFileSystem writes at once and starts the fdatasync at once).
+   */
   private async runRounds(): Promise<void> {
     let r: Round | undefined;
     let op = 'write';
@@ -251,16 +277,23 @@ export class WalWriter {
         this.buf = this.spare ?? new Uint8Array(INITIAL_BUFFER_BYTES);
         this.spare = undefined;
         this.len = 0;
-        if (n > 0) {
+        const written = n > 0 ? this.file.append(out.subarray(0, n)) : undefined;
+        let synced: Promise<void> | undefined;
+        if (r.needSync && this.syncedBytes < r.endOffset) {
+          synced = this.file.sync();
+          // Awaited below unless the write failed first.
+          synced.catch(() => undefined);
+        }
+        if (written !== undefined) {
           op = 'write';
-          await this.file.append(out.subarray(0, n));
+          await written;
         }
         if (out.length <= MAX_SPARE_BUFFER_BYTES) this.spare = out;
         r.written?.resolve();
-        if (r.needSync && this.syncedBytes < r.endOffset) {
+        if (synced !== undefined) {
           op = 'fsync';
-          await this.file.sync();
-          this.syncedBytes = r.endOffset;
+          await synced;
+          if (r.endOffset > this.syncedBytes) this.syncedBytes = r.endOffset;
           if (this.syncedBytes >= this.framedBytes && this.timer !== undefined) {
             clearTimeout(this.timer);
             this.timer = undefined;
