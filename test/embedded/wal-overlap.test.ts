@@ -28,13 +28,13 @@ interface Call {
 
 /** Records every append and sync of .log files, with `probe()` taken at the call. */
 class RecordingFs extends ErrorFileSystem {
-  readonly calls: Array<Call & { readonly probe: number }> = [];
+  readonly log: Array<Call & { readonly probe: number }> = [];
   probe: () => number = () => 0;
 
   override async openAppend(path: string, opts?: { readonly truncate?: boolean }): Promise<WritableFile> {
     const f = await super.openAppend(path, opts);
     if (!path.endsWith('.log')) return f;
-    const calls = this.calls;
+    const log = this.log;
     const fs = this;
     return {
       path: f.path,
@@ -42,11 +42,11 @@ class RecordingFs extends ErrorFileSystem {
         return f.size;
       },
       append(data: Uint8Array) {
-        calls.push({ op: 'append', path, bytes: data.length, probe: fs.probe() });
+        log.push({ op: 'append', path, bytes: data.length, probe: fs.probe() });
         return f.append(data);
       },
       sync() {
-        calls.push({ op: 'sync', path, bytes: 0, probe: fs.probe() });
+        log.push({ op: 'sync', path, bytes: 0, probe: fs.probe() });
         return f.sync();
       },
       close: () => f.close(),
@@ -67,29 +67,29 @@ describe('WalWriter.startRound', () => {
     await mem.mkdir('/w');
     const fs = new RecordingFs(mem);
     const w = await WalWriter.open(fs, '/w/000001.log', 1, { bufferedWindowMs: 10 });
-    fs.calls.length = 0;
+    fs.log.length = 0;
 
     const first = w.append(new Uint8Array(100).fill(1), true);
-    expect(fs.calls).toEqual([]);
+    expect(fs.log).toEqual([]);
     w.startRound();
-    expect(fs.calls.map((c) => c.op)).toEqual(['append', 'sync']);
+    expect(fs.log.map((c) => c.op)).toEqual(['append', 'sync']);
     expect(mem.syncedSize('/w/000001.log')).toBe(w.sizeBytes);
 
     // A round is in flight: the next append waits for it, startRound or not.
     const second = w.append(new Uint8Array(100).fill(2), true);
     w.startRound();
-    expect(fs.calls.length).toBe(2);
+    expect(fs.log.length).toBe(2);
     await Promise.all([first, second]);
-    expect(fs.calls.map((c) => c.op)).toEqual(['append', 'sync', 'append', 'sync']);
+    expect(fs.log.map((c) => c.op)).toEqual(['append', 'sync', 'append', 'sync']);
     expect(mem.syncedSize('/w/000001.log')).toBe(w.sizeBytes);
 
     // Without startRound, appends of one synchronous run share a round at its end.
-    fs.calls.length = 0;
+    fs.log.length = 0;
     const a = w.append(new Uint8Array(10).fill(3), true);
     const b = w.append(new Uint8Array(10).fill(4), true);
-    expect(fs.calls).toEqual([]);
+    expect(fs.log).toEqual([]);
     await Promise.all([a, b]);
-    expect(fs.calls.map((c) => c.op)).toEqual(['append', 'sync']);
+    expect(fs.log.map((c) => c.op)).toEqual(['append', 'sync']);
     await w.close();
   });
 });
@@ -101,13 +101,13 @@ describe('engine write: the log fsync is issued before the memstores fill', () =
     const store = await openEmbeddedStore({ dir: '/db', fs, maintenanceIntervalMs: 0 });
     const t = await store.createTable({ name: 't', families: [{ name: 'f' }] });
     fs.probe = () => store.engine.memstoreBytes();
-    fs.calls.length = 0;
+    fs.log.length = 0;
     let before = store.engine.memstoreBytes();
     for (let k = 0; k < 5; k++) {
       const done = t.mutate(rows(`r${k}-`, 200), { durability: 'sync' });
       const grown = store.engine.memstoreBytes();
       await done;
-      const syncs = fs.calls.filter((c) => c.op === 'sync');
+      const syncs = fs.log.filter((c) => c.op === 'sync');
       expect(syncs.length, `batch ${k}`).toBe(k + 1);
       expect(syncs[k]!.probe, `batch ${k}: memstore bytes when its fsync was issued`).toBe(before);
       expect(grown, `batch ${k}: memstore bytes once mutate() returned its promise`).toBeGreaterThan(before);
