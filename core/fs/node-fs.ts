@@ -7,11 +7,12 @@
  *   otherwise run concurrent writes on its thread pool in any order). sync() covers every
  *   append called before it, and uses fdatasync on the thread pool. An operation called
  *   while nothing queued is unfinished starts at once, not a microtask later: the WAL
- *   issues its round's write and fdatasync and then fills memstores while the disk works. An append is a
- *   synchronous write(2) when its turn comes: it only copies into the page cache (~0.2 ms
- *   for a 490 KB WAL round), while a thread-pool write finishes only when the event loop
- *   next gets to its completion, 8-12 ms later under telnet ingest, and only then can the
- *   round's fdatasync start (bench/README.md, "Synchronous WAL appends").
+ *   issues its round's write and fdatasync, then fills memstores while the disk works.
+ * - An append is a synchronous write(2) when its turn comes: it only copies into the
+ *   page cache (~0.2 ms for a 490 KB WAL round), while a thread-pool write finishes only
+ *   when the event loop next gets to its completion, 8-12 ms later under telnet ingest,
+ *   and only then could the round's fdatasync start (bench/README.md, "Synchronous WAL
+ *   appends").
  * - syncDir opens the directory and fsyncs it (the POSIX way to make entries durable).
  * - lock() writes our pid into a lock file created atomically (hard link of a complete
  *   temp file, so a reader never sees a half-written pid). A lock file naming a live
