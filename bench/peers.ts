@@ -164,6 +164,7 @@ async function main(): Promise<void> {
     systems,
     workloads,
     runs: Number(args.runs),
+    order: 'systems in the listed order in odd runs, reversed in even runs',
     conns: Number(args.conns),
     httpBatchesInFlight: Number(args.conns),
     size: args.quick ? `quick (${QUICK_HOURS} h)` : 'default',
@@ -186,7 +187,10 @@ async function main(): Promise<void> {
   for (const o of datasets) {
     for (let r = 1; r <= Number(args.runs); r++) {
       for (const w of workloads) {
-        for (const system of systems) {
+        // The order alternates by run, so that neither system always goes first (Horae's
+        // first runs were its slowest in several sessions; the page cache and the machine
+        // are left as the previous run left them).
+        for (const system of r % 2 === 1 ? systems : [...systems].reverse()) {
           if (!supported(system, w)) continue;
           let target: Target | undefined;
           try {
