@@ -636,6 +636,11 @@ export class Engine {
           this.pendingOutputs.delete(number);
         }
         await this.deleteObsoleteWals();
+        // Under steady writes the loop may not drain for a long time: the files it installs
+        // are compacted meanwhile (as RocksDB schedules a compaction after each flush), or
+        // a region's file count grows without bound (a compaction runs beside a flush; its
+        // install keeps the newer flushed files ahead of its output).
+        if (r.immutables.length > 0 && !this.closed) this.maybeCompact(r);
       }
     } finally {
       r.flushing = false;
