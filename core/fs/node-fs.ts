@@ -323,9 +323,9 @@ class NodeWritableFile implements WritableFile {
     return this.track(this.tail.then(op));
   }
 
-  private track(started: Promise<void> | PromiseLike<void | undefined>): Promise<void> {
+  private track(started: Promise<unknown>): Promise<void> {
     this.unfinished++;
-    const run = Promise.resolve(started)
+    const run = started
       .then(
         () => undefined,
         (err: unknown) => {
