@@ -395,18 +395,21 @@ export class Engine {
     // NB: nothing awaits between the append and the inserts below: a flush, a log roll or
     // a WAL sweep sees this batch in both or in neither.
     wal.startRound();
-    for (let r = 0; r < rows.length; r++) {
-      const region = t.regionFor(rows[r]!.key);
+    // Consecutive rows of one region (sorted batches put them together) go in as one run,
+    // whose entries lie back to back in the payload and are copied in one piece.
+    let region = t.regionFor(rows[0]!.key);
+    for (let r = 0; r < rows.length;) {
+      const runRegion = region;
+      let e = r + 1;
+      while (e < rows.length && (region = t.regionFor(rows[e]!.key)) === runRegion) e++;
       const from = rowStart[r]!;
-      const to = r + 1 < rows.length ? rowStart[r + 1]! : batch.count;
-      const mem = region.active;
-      for (let i = from; i < to; i++) {
-        const j = 4 * i;
-        mem.addFrom(payload, entries[j]!, entries[j + 1]!, entries[j + 2]!, entries[j + 3]!);
-      }
-      region.counters.cellsWritten += to - from;
-      region.counters.writeRequests++;
-      if (mem.sizeBytes >= this.opts.memstoreFlushBytes) this.maybeFlush(region);
+      const to = e < rows.length ? rowStart[e]! : batch.count;
+      const mem = runRegion.active;
+      if (to > from) mem.addRun(payload, entries, from, to);
+      runRegion.counters.cellsWritten += to - from;
+      runRegion.counters.writeRequests += e - r;
+      if (mem.sizeBytes >= this.opts.memstoreFlushBytes) this.maybeFlush(runRegion);
+      r = e;
     }
     if (this.memstoreBytes() > this.opts.memstoreTotalBytes) this.flushLargest();
     if (wal.sizeBytes >= this.opts.walFileBytes) this.rotateWal();

@@ -58,6 +58,16 @@ export class SlabArena {
     this.maxBytes = maxBytes;
   }
 
+  /**
+   * Reserves `n` bytes for a run of entries copied in one piece: as `reserve`, but a run
+   * under a quarter of the largest slab size first grows the next slab's size until the
+   * run counts as small, so runs fill shared slabs instead of each taking a slab of its own.
+   */
+  reserveRun(n: number): void {
+    while (n * 4 >= this.nextBytes && this.nextBytes < this.maxBytes) this.nextBytes = Math.min(this.maxBytes, this.nextBytes * 2);
+    this.reserve(n);
+  }
+
   /** Reserves `n` bytes; they are at `slabs[this.slab]`, from `this.offset`. */
   reserve(n: number): void {
     if (this.cur >= 0 && this.pos + n <= this.slabs[this.cur]!.length) {

@@ -5,7 +5,8 @@
  * Packed layout (memstore-slab.ts): each entry is copied into slabs (Uint8Arrays of 16 KiB
  * growing to 1 MiB; an entry of a quarter of a slab or more gets one of its own) as
  * [uvarint keyLen][key][uvarint valueLen][value], the form of write batches and of the
- * flush job's input, so it is copied in one piece on the way in and on the way out; the
+ * flush job's input, so it is copied in one piece on the way in and on the way out (a
+ * write's consecutive entries for one region in one piece for them all: addRun); the
  * sorted structure holds only numbers. It is a B+tree
  * of height 2: an array of leaves, each a sorted run of at most LEAF_MAX entries kept in
  * two typed arrays (where the entry is; its row-prefix numbers). There is no JS object
@@ -127,6 +128,38 @@ export class Memstore {
     this.account(keyLen, valueLen, seqAt(slab, t), tsAt(slab, t), slab[t + 15] !== KeyKind.Put);
   }
 
+  /**
+   * Inserts copies of entries [from, to) of a write batch (write-batch.ts): `entries` holds
+   * per entry its key offset, key length, value offset and value length in `buf`. Entries
+   * that lie back to back in the batch layout (as encodeBatch writes them) are copied in
+   * one piece, which costs one `TypedArray#set` for the run instead of one per entry;
+   * any other layout goes entry by entry (addFrom).
+   */
+  addRun(buf: Uint8Array, entries: Uint32Array, from: number, to: number): void {
+    const first = 4 * from;
+    const last = 4 * (to - 1);
+    if (to - from < 2 || !backToBack(entries, first, last)) {
+      for (let j = first; j <= last; j += 4) this.addFrom(buf, entries[j]!, entries[j + 1]!, entries[j + 2]!, entries[j + 3]!);
+      return;
+    }
+    const start = entries[first]! - uvarintSize(entries[first + 1]!);
+    const end = entries[last + 2]! + entries[last + 3]!;
+    const a = this.arena;
+    a.reserveRun(end - start);
+    const s = a.slab;
+    const slab = a.slabs[s]!;
+    slab.set(buf.subarray(start, end), a.offset);
+    const shift = a.offset - start;
+    for (let j = first; j <= last; j += 4) {
+      const ko = entries[j]! + shift;
+      const kl = entries[j + 1]!;
+      const vl = entries[j + 3]!;
+      this.insert(s, ko, kl, vl);
+      const t = ko + kl - TRAILER_BYTES;
+      this.account(kl, vl, seqAt(slab, t), tsAt(slab, t), slab[t + 15] !== KeyKind.Put);
+    }
+  }
+
   private account(kl: number, vl: number, seq: number, ts: number, isDelete: boolean): void {
     this.count++;
     this.sizeBytes += kl + vl + ENTRY_OVERHEAD_BYTES;
@@ -234,6 +267,22 @@ export class Memstore {
   iterator(): InternalIterator {
     return new MemstoreIterator(this.leaves, this.arena.slabs);
   }
+}
+
+/**
+ * Whether the batch entries at entries[first..last] (4 numbers each, see addRun) lie back
+ * to back as [uvarint keyLen][key][uvarint valueLen][value] runs, with nothing between.
+ */
+function backToBack(entries: Uint32Array, first: number, last: number): boolean {
+  let p = entries[first]! - uvarintSize(entries[first + 1]!);
+  for (let j = first; j <= last; j += 4) {
+    const ko = entries[j]!;
+    const kl = entries[j + 1]!;
+    const vl = entries[j + 3]!;
+    if (ko !== p + uvarintSize(kl) || entries[j + 2]! !== ko + kl + uvarintSize(vl)) return false;
+    p = entries[j + 2]! + vl;
+  }
+  return true;
 }
 
 /** Writes `v` (< 2^32) as a uvarint at buf[o]; returns the offset after it. */

@@ -310,6 +310,60 @@ describe('Memstore accounting and flush serialization', () => {
     expect([...back.entries]).toEqual([...batch.entries]);
   });
 
+  for (const slabs of ['tiny slabs', 'default slabs'] as const) {
+    it(`addRun of a write batch's runs equals addFrom entry by entry: ${slabs}`, () => {
+      const rnd = new Random(23);
+      const opts = slabs === 'tiny slabs' ? TINY_SLABS : {};
+      const a = new Memstore(0, opts);
+      const b = new Memstore(0, opts);
+      for (let round = 0; round < 6; round++) {
+        const rows: RowMutation[] = [];
+        for (let r = 0; r < 150; r++) {
+          rows.push({
+            key: randomRow(rnd).map((x) => x | 1),
+            mutations: [
+              { type: 'put', family: 'f', qualifier: rnd.bytes(2), value: rnd.bytes(rnd.range(0, 300)), timestamp: rnd.range(0, 9) },
+              ...(rnd.chance(0.3) ? [{ type: 'put' as const, family: 'g', qualifier: rnd.bytes(3), value: rnd.bytes(rnd.range(0, 200)) }] : []),
+              ...(rnd.chance(0.1) ? [{ type: 'deleteRow' as const, upTo: 7 }] : []),
+            ],
+          });
+        }
+        const batch = encodeBatch(1, rows, 1 + round * 1000, 50);
+        const e = batch.entries;
+        // Runs of random lengths (1 entry, a few, hundreds) cover the whole batch.
+        for (let from = 0; from < batch.count;) {
+          const to = Math.min(batch.count, from + (rnd.chance(0.3) ? 1 : rnd.range(2, 120)));
+          a.addRun(batch.payload, e, from, to);
+          from = to;
+        }
+        for (let i = 0; i < batch.count; i++) b.addFrom(batch.payload, e[4 * i]!, e[4 * i + 1]!, e[4 * i + 2]!, e[4 * i + 3]!);
+      }
+      expect(a.count).toBeGreaterThan(900);
+      expect(forward(a.iterator())).toEqual(forward(b.iterator()));
+      expect(backward(a.iterator())).toEqual(backward(b.iterator()));
+      for (const f of ['count', 'sizeBytes', 'minSeq', 'maxSeq', 'minTs', 'maxTs', 'deletions'] as const) expect(a[f]).toBe(b[f]);
+      // The flush input (slab bytes at the indexed offsets) reads back every entry.
+      const { slabs: got, index } = a.flushInput();
+      const keys: string[] = [];
+      for (let i = 0; i < index.length; i += 4) keys.push(toHex(got[index[i]!]!.subarray(index[i + 1]!, index[i + 1]! + index[i + 2]!)));
+      expect(keys).toEqual(forward(b.iterator()).map((x) => x.split('=')[0]));
+    });
+  }
+
+  it('addRun of entries that are not back to back copies them one by one', () => {
+    const rows: RowMutation[] = [1, 2, 3].map((k) => ({ key: new Uint8Array([k]), mutations: [{ type: 'put', family: 'f', qualifier: new Uint8Array([k]), value: new Uint8Array(k * 10).fill(k), timestamp: 4 }] }));
+    const batch = encodeBatch(1, rows, 10, 0);
+    // The same entries, listed out of order: the run is not one piece of the payload.
+    const e = batch.entries;
+    const shuffled = new Uint32Array([...e.subarray(8, 12), ...e.subarray(0, 4), ...e.subarray(4, 8)]);
+    const m = new Memstore(0, TINY_SLABS);
+    m.addRun(batch.payload, shuffled, 0, 3);
+    const ref = new Memstore(0);
+    for (let i = 0; i < 3; i++) ref.addFrom(batch.payload, e[4 * i]!, e[4 * i + 1]!, e[4 * i + 2]!, e[4 * i + 3]!);
+    expect(forward(m.iterator())).toEqual(forward(ref.iterator()));
+    expect(m.count).toBe(3);
+  });
+
   it('addFrom outside the batch layout (key and value apart) copies both', () => {
     const key = encodeInternalKey(new Uint8Array([5, 6]), 'f', new Uint8Array([1]), 9, 77, KeyKind.DeleteCell);
     const value = new Uint8Array(200).fill(3);
