@@ -382,6 +382,11 @@ export class Engine {
     this.checkWritable();
     if (t.dropped) throw new StoreError('STORE_TABLE_NOT_FOUND', `table ${t.name} was dropped`);
     const now = this.clock();
+    // Rows grouped by region: each region's entries then lie back to back in the batch
+    // and go into its memstore as one run, copied in one piece (Memstore.addRun).
+    const grouped = t.groupByRegion(rows);
+    const regionIndex = grouped.regionIndex;
+    rows = grouped.rows;
     const batch = encodeBatch(t.id, rows, this.lastSeq + 1, now);
     if (batch.count === 0) return;
     this.lastSeq = batch.lastSeq;
@@ -395,20 +400,19 @@ export class Engine {
     // NB: nothing awaits between the append and the inserts below: a flush, a log roll or
     // a WAL sweep sees this batch in both or in neither.
     wal.startRound();
-    // Consecutive rows of one region (sorted batches put them together) go in as one run,
-    // whose entries lie back to back in the payload and are copied in one piece.
-    let region = t.regionFor(rows[0]!.key);
+    // Each region's rows, one run of entries (regions stay put: nothing awaited since grouping).
     for (let r = 0; r < rows.length;) {
-      const runRegion = region;
+      const ri = regionIndex[r]!;
       let e = r + 1;
-      while (e < rows.length && (region = t.regionFor(rows[e]!.key)) === runRegion) e++;
+      while (e < rows.length && regionIndex[e] === ri) e++;
+      const region = t.regions[ri]!;
       const from = rowStart[r]!;
       const to = e < rows.length ? rowStart[e]! : batch.count;
-      const mem = runRegion.active;
+      const mem = region.active;
       if (to > from) mem.addRun(payload, entries, from, to);
-      runRegion.counters.cellsWritten += to - from;
-      runRegion.counters.writeRequests += e - r;
-      if (mem.sizeBytes >= this.opts.memstoreFlushBytes) this.maybeFlush(runRegion);
+      region.counters.cellsWritten += to - from;
+      region.counters.writeRequests += e - r;
+      if (mem.sizeBytes >= this.opts.memstoreFlushBytes) this.maybeFlush(region);
       r = e;
     }
     if (this.memstoreBytes() > this.opts.memstoreTotalBytes) this.flushLargest();

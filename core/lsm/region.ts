@@ -44,6 +44,11 @@ export class TableState {
 
   /** The region holding `row`. */
   regionFor(row: Uint8Array): Region {
+    return this.regions[this.regionIndexFor(row)]!;
+  }
+
+  /** Index in `regions` of the region holding `row`. */
+  regionIndexFor(row: Uint8Array): number {
     const rs = this.regions;
     let lo = 0;
     let hi = rs.length - 1;
@@ -52,7 +57,34 @@ export class TableState {
       if (compareBytes(rs[mid]!.start, row) <= 0) lo = mid;
       else hi = mid - 1;
     }
-    return rs[lo]!;
+    return lo;
+  }
+
+  /**
+   * The rows in region order (a stable counting sort by region index: rows of one region
+   * keep their order, so two mutations of one row stay in theirs), with each row's region
+   * index. `rows` itself when they already are.
+   */
+  groupByRegion<R extends { readonly key: Uint8Array }>(rows: readonly R[]): { rows: readonly R[]; regionIndex: Int32Array } {
+    const n = rows.length;
+    const idx = new Int32Array(n);
+    let sorted = true;
+    for (let i = 0; i < n; i++) {
+      idx[i] = this.regions.length === 1 ? 0 : this.regionIndexFor(rows[i]!.key);
+      if (i > 0 && idx[i]! < idx[i - 1]!) sorted = false;
+    }
+    if (sorted) return { rows, regionIndex: idx };
+    const at = new Int32Array(this.regions.length + 1);
+    for (let i = 0; i < n; i++) at[idx[i]! + 1]!++;
+    for (let r = 1; r < at.length; r++) at[r]! += at[r - 1]!;
+    const out = new Array<R>(n);
+    const outIdx = new Int32Array(n);
+    for (let i = 0; i < n; i++) {
+      const k = at[idx[i]!]!++;
+      out[k] = rows[i]!;
+      outIdx[k] = idx[i]!;
+    }
+    return { rows: out, regionIndex: outIdx };
   }
 
   /** The region holding the largest row < `end` (empty end: the last region). */
