@@ -384,10 +384,8 @@ export class Engine {
     const now = this.clock();
     // Rows grouped by region: each region's entries then lie back to back in the batch
     // and go into its memstore as one run, copied in one piece (Memstore.addRun).
-    const grouped = t.groupByRegion(rows);
-    const regionIndex = grouped.regionIndex;
-    rows = grouped.rows;
-    const batch = encodeBatch(t.id, rows, this.lastSeq + 1, now);
+    const { rows: ordered, regionIndex } = t.groupByRegion(rows);
+    const batch = encodeBatch(t.id, ordered, this.lastSeq + 1, now);
     if (batch.count === 0) return;
     this.lastSeq = batch.lastSeq;
     const { payload, entries, rowStart } = batch;
@@ -401,13 +399,14 @@ export class Engine {
     // a WAL sweep sees this batch in both or in neither.
     wal.startRound();
     // Each region's rows, one run of entries (regions stay put: nothing awaited since grouping).
-    for (let r = 0; r < rows.length;) {
+    const n = ordered.length;
+    for (let r = 0; r < n;) {
       const ri = regionIndex[r]!;
       let e = r + 1;
-      while (e < rows.length && regionIndex[e] === ri) e++;
+      while (e < n && regionIndex[e] === ri) e++;
       const region = t.regions[ri]!;
       const from = rowStart[r]!;
-      const to = e < rows.length ? rowStart[e]! : batch.count;
+      const to = e < n ? rowStart[e]! : batch.count;
       const mem = region.active;
       if (to > from) mem.addRun(payload, entries, from, to);
       region.counters.cellsWritten += to - from;

@@ -123,9 +123,7 @@ export class Memstore {
     }
     putUvarint(slab, a.offset, keyLen);
     putUvarint(slab, ko + keyLen, valueLen);
-    this.insert(a.slab, ko, keyLen, valueLen);
-    const t = ko + keyLen - TRAILER_BYTES;
-    this.account(keyLen, valueLen, seqAt(slab, t), tsAt(slab, t), slab[t + 15] !== KeyKind.Put);
+    this.link(a.slab, ko, keyLen, valueLen);
   }
 
   /**
@@ -147,17 +145,20 @@ export class Memstore {
     const a = this.arena;
     a.reserveRun(end - start);
     const s = a.slab;
-    const slab = a.slabs[s]!;
-    slab.set(buf.subarray(start, end), a.offset);
+    a.slabs[s]!.set(buf.subarray(start, end), a.offset);
     const shift = a.offset - start;
-    for (let j = first; j <= last; j += 4) {
-      const ko = entries[j]! + shift;
-      const kl = entries[j + 1]!;
-      const vl = entries[j + 3]!;
-      this.insert(s, ko, kl, vl);
-      const t = ko + kl - TRAILER_BYTES;
-      this.account(kl, vl, seqAt(slab, t), tsAt(slab, t), slab[t + 15] !== KeyKind.Put);
-    }
+    for (let j = first; j <= last; j += 4) this.link(s, entries[j]! + shift, entries[j + 1]!, entries[j + 3]!);
+  }
+
+  /**
+   * Links an entry stored in slab `s` (key at `ko`) into the sorted structure and accounts
+   * for it; sequence number, timestamp and kind come from the key's trailer.
+   */
+  private link(s: number, ko: number, kl: number, vl: number): void {
+    this.insert(s, ko, kl, vl);
+    const slab = this.arena.slabs[s]!;
+    const t = ko + kl - TRAILER_BYTES;
+    this.account(kl, vl, seqAt(slab, t), tsAt(slab, t), slab[t + 15] !== KeyKind.Put);
   }
 
   private account(kl: number, vl: number, seq: number, ts: number, isDelete: boolean): void {

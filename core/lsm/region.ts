@@ -68,9 +68,10 @@ export class TableState {
   groupByRegion<R extends { readonly key: Uint8Array }>(rows: readonly R[]): { rows: readonly R[]; regionIndex: Int32Array } {
     const n = rows.length;
     const idx = new Int32Array(n);
+    if (this.regions.length === 1) return { rows, regionIndex: idx };
     let sorted = true;
     for (let i = 0; i < n; i++) {
-      idx[i] = this.regions.length === 1 ? 0 : this.regionIndexFor(rows[i]!.key);
+      idx[i] = this.regionIndexFor(rows[i]!.key);
       if (i > 0 && idx[i]! < idx[i - 1]!) sorted = false;
     }
     if (sorted) return { rows, regionIndex: idx };
