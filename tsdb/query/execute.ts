@@ -20,6 +20,7 @@ import { annotationsInCells, globalAnnotations } from '../meta/annotations.js';
 import type { Annotation } from '../meta/annotations.js';
 import { rowKeyWithBaseTime } from '../schema/row-key.js';
 import type { Tsdb } from '../tsdb.js';
+import type { DownsampleSpec } from './downsample-spec.js';
 import type { OutputSeries } from './format-json.js';
 import { SeriesPreparer, scanWindow } from './pipeline.js';
 import type { PipelineSpec } from './pipeline.js';
@@ -113,7 +114,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
       const most = Math.floor(exactMax / hours.length);
       if (most >= 1) {
         const tsuids = await tsdb.index.matching(metricUid, plan.seriesRegex, most + 1, signal, plan.seriesTest, plan.requiredPairs);
-        if (tsuids.length <= most) keys = rowKeysOf(tsdb, tsuids, hours);
+        if (tsuids.length <= most) keys = rowKeysOf(tsdb, tsuids, tsuids.length === 1 || sub.aggregator === 'none' ? hoursOfLoneSeries(hours, q.endMs, sub.downsample) : hours);
       }
     }
   } else {
@@ -130,7 +131,10 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
     metricName = name;
     filter = { kind: 'keyRegex', pattern: tsuidKeyRegex(tsdb.widths, tsuids) };
     const hours = baseHours(win, exactMax);
-    if (tsuids.length * hours.length <= exactMax) keys = rowKeysOf(tsdb, [...new Map(tsuids.map((t) => [toHex(t), t])).values()].sort(compareBytes), hours);
+    if (tsuids.length * hours.length <= exactMax) {
+      const unique = [...new Map(tsuids.map((t) => [toHex(t), t])).values()].sort(compareBytes);
+      keys = rowKeysOf(tsdb, unique, unique.length === 1 || sub.aggregator === 'none' ? hoursOfLoneSeries(hours, q.endMs, sub.downsample) : hours);
+    }
   }
   if (keys !== undefined) filter = undefined;
   /**
@@ -190,6 +194,22 @@ function baseHours(win: { startMs: number; endMs: number }, most: number): numbe
   const out: number[] = [];
   for (let h = first; h <= last && out.length <= most; h += 3600) out.push(h);
   return out;
+}
+
+/**
+ * The hours of a scan window that can change the answer of a series aggregated alone (the
+ * sub-query's only series, or aggregator none). The window runs past the query's last
+ * bucket into the next hour, as TsdbQuery's scan does, so that a series without a point at
+ * a step can be interpolated from its next point; a series on its own is never
+ * interpolated, and its answer ends with the bucket holding the query's end (the query's
+ * end itself without downsampling). Calendar buckets keep the whole window.
+ */
+function hoursOfLoneSeries(hours: readonly number[], endMs: number, ds: DownsampleSpec | undefined): readonly number[] {
+  if (ds?.calendar === true) return hours;
+  const iv = ds === undefined || ds.all ? 0 : ds.intervalMs;
+  const usedUntilMs = iv > 0 ? endMs - (endMs % iv) + iv : endMs + 1;
+  // The first hour holds the window's start, which is never after the query's end.
+  return hours.filter((h, i) => i === 0 || h * 1000 < usedUntilMs);
 }
 
 /** The row keys of these series (TSUIDs) in these hours, in (series, hour) order. */

@@ -10,6 +10,7 @@ import { HOUR_CELL_QUALIFIER_BYTE } from '../schema/qualifier.js';
 import type { Aggregator } from './aggregators.js';
 import { getAggregator, isAggregator } from './aggregators.js';
 import type { DownsampleSpec } from './downsample.js';
+import { pointBytes } from './series.js';
 import type { Points } from './series.js';
 
 /** Appends the block's points inside [startMs, endMs]; returns how many. */
@@ -173,13 +174,13 @@ function capacityFor(need: number, baseMs: number, startMs: number, endMs: numbe
 }
 
 function grow(s: Points, cap: number): void {
-  // One ArrayBuffer for the three arrays: a fresh ArrayBuffer costs more than its bytes.
-  const buf = new ArrayBuffer(cap * 17);
-  const ts = new Float64Array(buf, 0, cap);
+  // One buffer for the three arrays: a fresh ArrayBuffer costs more than its bytes.
+  const [buf, at] = pointBytes(cap);
+  const ts = new Float64Array(buf, at, cap);
   ts.set(s.ts.subarray(0, s.count));
-  const values = new Float64Array(buf, cap * 8, cap);
+  const values = new Float64Array(buf, at + cap * 8, cap);
   values.set(s.values.subarray(0, s.count));
-  const isInt = new Uint8Array(buf, cap * 16, cap);
+  const isInt = new Uint8Array(buf, at + cap * 16, cap);
   isInt.set(s.isInt.subarray(0, s.count));
   s.ts = ts;
   s.values = values;

@@ -116,7 +116,41 @@ export function slicePoints(p: Points, fromMs: number, toMs: number): Points {
 
 /** Fresh arrays for up to `capacity` points (count 0). */
 export function allocPoints(capacity: number): Points {
-  return { count: 0, ts: new Float64Array(capacity), values: new Float64Array(capacity), isInt: new Uint8Array(capacity) };
+  const [buf, at] = pointBytes(capacity);
+  return {
+    count: 0,
+    ts: new Float64Array(buf, at, capacity),
+    values: new Float64Array(buf, at + capacity * 8, capacity),
+    isInt: new Uint8Array(buf, at + capacity * 16, capacity),
+  };
+}
+
+/** Bytes of one point in allocPoints' layout: ts f64, value f64, isInt u8. */
+const POINT_BYTES = 17;
+/** Point arrays up to this many bytes share a slab; bigger ones get their own buffer. */
+const SLAB_MAX_BYTES = 8 * 1024;
+const SLAB_BYTES = 64 * 1024;
+let slab = new ArrayBuffer(0);
+let slabUsed = 0;
+
+/**
+ * Zeroed room for `capacity` points in allocPoints' layout: a buffer and the offset to start
+ * at (8-aligned). Small arrays are carved from a shared 64 KiB slab that is never reused: a
+ * fresh ArrayBuffer costs a query microseconds (allocation, zeroing, the external-memory
+ * accounting and sweeping), far more than a small one's bytes, and a query allocates a few
+ * per series. The arrays' buffer is therefore shared: never transfer or detach it (a
+ * worker's answer copies its points out first, decode-worker.ts).
+ */
+export function pointBytes(capacity: number): [ArrayBuffer, number] {
+  const bytes = (capacity * POINT_BYTES + 7) & ~7;
+  if (bytes > SLAB_MAX_BYTES) return [new ArrayBuffer(bytes), 0];
+  if (slabUsed + bytes > slab.byteLength) {
+    slab = new ArrayBuffer(SLAB_BYTES);
+    slabUsed = 0;
+  }
+  const at = slabUsed;
+  slabUsed += bytes;
+  return [slab, at];
 }
 
 /** Shrinks the arrays of `p` to its count (views, no copy). */

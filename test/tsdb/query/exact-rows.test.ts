@@ -103,12 +103,18 @@ describe('exact row gets', () => {
       { aggregator: 'sum', tags: { host: 'nope' } },
       { aggregator: 'p95', downsample: '15m-avg', tsuids: [h1] },
       { aggregator: 'none', tsuids: [h1, await tsuidOf(b, 'h10')] },
+      // Buckets that cross an hour: a lone series reads up to the end of the query's last bucket.
+      { aggregator: 'max', downsample: '7m-avg', tags: { host: 'h1' } },
+      { aggregator: 'sum', rate: true, downsample: '90m-sum', tsuids: [h1] },
+      { aggregator: 'none', downsample: '7m-min-zero', tags: { host: 'h3|h4' } },
     ];
     const windows: Array<[number, number]> = [
       [(T0 + 1800) * 1000, (T0 + 5 * 3600) * 1000],
       [(T0 + 3600) * 1000, (T0 + 7200) * 1000 - 1],
       [(T0 + 2 * 3600 + 123) * 1000, (T0 + 2 * 3600 + 200) * 1000],
       [T0 * 1000, now],
+      // Ends inside a 7 m bucket that runs into the next hour (2:55:00-3:02:00).
+      [(T0 + 1000) * 1000, (T0 + 10780) * 1000],
     ];
     for (const shape of shapes) {
       for (const [start, end] of windows) {
@@ -123,6 +129,34 @@ describe('exact row gets', () => {
     expect(await saltScanners(b.app, narrow)).toBe(0);
     expect(await saltScanners(a.app, narrow)).toBe(8);
     expect(await saltScanners(b.app, { ...narrow, queries: [{ metric: 'm', aggregator: 'sum' }] })).toBe(8);
+  });
+
+  it('read the hour after the query for a series interpolated from its next point, and skip it for a lone series', async () => {
+    const T0 = Date.UTC(2026, 0, 1) / 1000;
+    const now = (T0 + 3 * 3600) * 1000;
+    const a = await server(SCAN, now);
+    const b = await server(EXACT, now);
+    // b's only point after 0:59:30 is in the next hour: the sum at 0:59:30 interpolates it.
+    const points = [
+      { metric: 'm', timestamp: T0 + 3570, value: 10, tags: { host: 'a' } },
+      { metric: 'm', timestamp: T0 + 3510, value: 100, tags: { host: 'b' } },
+      { metric: 'm', timestamp: T0 + 3660, value: 250, tags: { host: 'b' } },
+    ];
+    for (const o of [a, b]) await put(o.app, points);
+    const window = { start: T0 * 1000, end: (T0 + 3600) * 1000 - 1 };
+    const sum = { ...window, queries: [{ metric: 'm', aggregator: 'sum', filters: [{ type: 'literal_or', tagk: 'host', filter: 'a|b', groupBy: false }] }] };
+    const both = await query(b.app, sum);
+    expect(JSON.parse(both.body)[0].dps).toEqual({ [T0 + 3510]: 100, [T0 + 3570]: 10 + 160 });
+    expect(both).toEqual(await query(a.app, sum));
+    const summary = async (o: { app: FastifyInstance }, host: string): Promise<{ datapoints: number; saltScanners: number }> => {
+      const r = await o.app.inject({ method: 'POST', url: '/api/query', payload: { ...window, showSummary: true, queries: [{ metric: 'm', aggregator: 'sum', tags: { host } }] } });
+      return (JSON.parse(r.body) as Array<{ statsSummary?: { datapoints: number; saltScanners: number } }>).find((x) => x.statsSummary !== undefined)!.statsSummary!;
+    };
+    // Alone, b's answer ends with the query: the exact gets do not read its next hour.
+    expect(await summary(b, 'b')).toMatchObject({ datapoints: 1, saltScanners: 0 });
+    expect(await summary(a, 'b')).toMatchObject({ datapoints: 2 });
+    const lone = { ...window, queries: [{ metric: 'm', aggregator: 'sum', tags: { host: 'b' } }] };
+    expect(await query(b.app, lone)).toEqual(await query(a.app, lone));
   });
 
   it('reads the rows of a series created after the index was cached', async () => {
