@@ -108,7 +108,7 @@ export class Engine {
   private readonly obsolete = new Set<number>();
   /** Outputs of running jobs (never deleted as strays). */
   private readonly pendingOutputs = new Set<number>();
-  /** Reader pins per file number. */
+  /** Reader pins per file number (0 once unpinned, until the file is deleted). */
   private readonly pins = new Map<number, number>();
   private manifestChain: Promise<void> = Promise.resolve();
   /** The regions of the last manifest written to disk (what recovery would start from). */
@@ -956,18 +956,19 @@ export class Engine {
   }
 
   unpin(n: number): void {
+    // A count that reaches 0 stays (every read pins and unpins its files: deleting and
+    // re-adding the entry each time churns the map); deleteObsoleteFiles drops it.
     const c = (this.pins.get(n) ?? 0) - 1;
-    if (c <= 0) {
-      this.pins.delete(n);
-      if (this.obsolete.has(n)) this.track(this.saveManifest());
-    } else this.pins.set(n, c);
+    this.pins.set(n, Math.max(0, c));
+    if (c <= 0 && this.obsolete.has(n)) this.track(this.saveManifest());
   }
 
   private async deleteObsoleteFiles(written: ManifestState): Promise<void> {
     const live = new Set(written.files.map((f) => f.number));
     for (const n of [...this.obsolete]) {
-      if (live.has(n) || this.pins.has(n) || this.pendingOutputs.has(n)) continue;
+      if (live.has(n) || (this.pins.get(n) ?? 0) > 0 || this.pendingOutputs.has(n)) continue;
       this.obsolete.delete(n);
+      this.pins.delete(n);
       this.files.delete(n);
       this.readers.evict(n);
       this.blockCache.evictFile(n);

@@ -50,6 +50,8 @@ export class SeriesIndex {
   private readonly table: Table;
   private readonly cache: Map<string, MetricSeries> | undefined;
   private cached = 0;
+  /** The metric last moved to the end of `cache` (the most recently used; undefined: unknown). */
+  private newest: string | undefined;
   /** Loads in flight per metric, so concurrent first queries read the index once. */
   private readonly loading = new Map<string, Promise<MetricSeries>>();
   private readonly recordedWhileLoading = new Map<string, Uint8Array[]>();
@@ -131,8 +133,12 @@ export class SeriesIndex {
     const id = latin1(metricUid);
     const hit = this.cache!.get(id);
     if (hit !== undefined) {
-      this.cache!.delete(id);
-      this.cache!.set(id, hit);
+      // Most recently used last; a dashboard's repeated metric is already there.
+      if (id !== this.newest) {
+        this.cache!.delete(id);
+        this.cache!.set(id, hit);
+        this.newest = id;
+      }
       return hit;
     }
     let p = this.loading.get(id);
@@ -162,6 +168,7 @@ export class SeriesIndex {
     const old = cache.get(id);
     if (old !== undefined) this.cached -= old.tsuids.length;
     cache.set(id, m);
+    this.newest = id;
     this.cached += m.tsuids.length;
     for (const [k, v] of cache) {
       if (this.cached <= CACHE_MAX_TSUIDS || k === id) break;

@@ -84,6 +84,20 @@ describe('formatting an answer on several threads', () => {
     expect(cases).toBe(12);
   });
 
+  it('keeps every small answer intact while later ones are written after it in the shared slab', () => {
+    const rng = new Random(20261128);
+    const kept: Array<{ out: Buffer; copy: Buffer; expected: unknown }> = [];
+    for (let i = 0; i < 600; i++) {
+      // Mostly small answers (slab carves), some that outgrow their estimate or skip the slab.
+      const series = randomSeries(rng, 1 + rng.int(3), rng.chance(0.05) ? 3000 : 1 + rng.int(120));
+      const opts: FormatOptions = { arrays: rng.chance(0.5), msResolution: rng.chance(0.5) };
+      const out = formatQueryResultsBytes(series, opts);
+      kept.push({ out, copy: Buffer.from(out), expected: JSON.parse(out.toString('utf8')) });
+    }
+    for (const k of kept) expect(k.out.equals(k.copy)).toBe(true);
+    expect(kept.every((k) => Array.isArray(k.expected))).toBe(true);
+  });
+
   it('cuts consecutive, non-empty parts of about equal points', () => {
     const rng = new Random(7);
     for (let round = 0; round < 200; round++) {
