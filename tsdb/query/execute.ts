@@ -176,7 +176,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
   const series: Found[] = [];
   for (const s of scanned) {
     if (seriesCheck !== undefined && !seriesCheck(s.tsuid)) continue;
-    const named = seriesNames(tsdb, s.tsuid, s.tags);
+    const named = seriesNames(tsdb, s.tsuid);
     const f = describe(metricName, s, named instanceof Promise ? await named : named);
     if (f === undefined || !matchAllTagFilters(postScan, f.data.tags)) continue;
     series.push(f);
@@ -354,11 +354,21 @@ async function expectedRows(tsdb: Tsdb, sub: SubQuery, metricUid: Uint8Array, wi
   return (await seriesCount(tsdb, metricUid, Math.max(1, Math.ceil(enough / hours)))) * hours;
 }
 
+function keysInOrder(t: Readonly<Record<string, string>>): boolean {
+  let prev = '';
+  for (const k in t) {
+    if (k < prev) return false;
+    prev = k;
+  }
+  return true;
+}
+
 /** SpanGroup#computeTags: tags equal in every series that has the key; aggregateTags the rest. */
 export function computeTags(all: readonly Readonly<Record<string, string>>[]): { tags: Record<string, string>; aggregateTags: string[] } {
   if (all.length === 1) {
-    // One series: all its tags, in key order.
+    // One series: all its tags, in key order (series-names.ts keeps them so: passed on as they are).
     const t = all[0]!;
+    if (keysInOrder(t)) return { tags: t, aggregateTags: [] };
     const tags: Record<string, string> = {};
     for (const k of Object.keys(t).sort()) tags[k] = t[k]!;
     return { tags, aggregateTags: [] };

@@ -24,7 +24,7 @@ import type { DecodeSession } from './decode-pool.js';
 import type { Aggregator } from './aggregators.js';
 import { appendHourSummary, appendRow, appendRowBuckets, bucketsStayInRows, rowSummary, summaryUseOf } from './point-append.js';
 import type { Points } from './series.js';
-import { baseTimeOfKey, metricScanRange, tsuidTagPairs } from '../schema/row-key.js';
+import { baseTimeOfKey, metricScanRange } from '../schema/row-key.js';
 import type { SchemaWidths } from '../schema/widths.js';
 import { DATA_FAMILY } from '../tables.js';
 import type { Tsdb } from '../tsdb.js';
@@ -83,8 +83,6 @@ const YIELD_EVERY_MS = 10;
 /** One series as scanned: its TSUID (no salt, no base time) and its points. */
 export interface ScannedSeries {
   readonly tsuid: Uint8Array;
-  /** The tag pairs' UID bytes, in key order: [tagk, tagv] views of tsuid. */
-  readonly tags: Array<[Uint8Array, Uint8Array]>;
   count: number;
   ts: Float64Array;
   values: Float64Array;
@@ -277,7 +275,7 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
       if (r.tsuid === undefined) s = list[r.index]!;
       else {
         // Found by the worker in a bucket it read itself: new to this thread.
-        s = { tsuid: r.tsuid, tags: tsuidTagPairs(w, r.tsuid), count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 };
+        s = { tsuid: r.tsuid, count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 };
         if (r.annotations !== undefined) s.annotations = r.annotations;
         list.push(s);
         remote.add(s);
@@ -323,7 +321,7 @@ function newSeries(w: SchemaWidths, key: Uint8Array, head: number): ScannedSerie
   const tsuid = new Uint8Array(w.metric + key.length - head);
   tsuid.set(key.subarray(w.saltWidth, w.saltWidth + w.metric), 0);
   tsuid.set(key.subarray(head), w.metric);
-  return { tsuid, tags: tsuidTagPairs(w, tsuid), count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 };
+  return { tsuid, count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 };
 }
 
 function compareIds(a: Uint8Array, b: Uint8Array): number {

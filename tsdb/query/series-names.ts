@@ -17,7 +17,7 @@ import { TwoGenCache } from '../uid/two-gen-cache.js';
 import { tsuidHex } from './scanner.js';
 
 export interface SeriesNames {
-  /** Tag names to tag value names (frozen: shared by every query of the series). */
+  /** Tag names to tag value names, in name order (frozen: shared by every query of the series). */
   readonly tags: Readonly<Record<string, string>>;
   /** The tag value UID in hex, by tag key UID in hex (for grouping). */
   readonly tagvHex: ReadonlyMap<string, string>;
@@ -64,7 +64,10 @@ class SeriesNameCache {
       named[kn] = vn;
       tagvHex.set(toHex(k), toHex(v));
     }
-    const out: SeriesNames = { tags: Object.freeze(named), tagvHex, tsuid: tsuidHex(tsuid) };
+    // In name order, as an answer lists them (execute.ts computeTags passes a lone series' tags on as they are).
+    const sorted: Record<string, string> = {};
+    for (const k of Object.keys(named).sort()) sorted[k] = named[k]!;
+    const out: SeriesNames = { tags: Object.freeze(sorted), tagvHex, tsuid: tsuidHex(tsuid) };
     // Kept only when no name could have changed while these were read.
     if (tagks.namesEpoch === kEpoch && tagvs.namesEpoch === vEpoch && this.tagkEpoch === kEpoch && this.tagvEpoch === vEpoch) this.byTsuid.set(id, out);
     return out;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isTsdbError } from '../../../tsdb/errors.js';
 import { seriesKeyOfTsuid } from '../../../tsdb/query/last-point.js';
 import { scanSeries, tsuidHex } from '../../../tsdb/query/scanner.js';
-import { rowKeyWithBaseTime } from '../../../tsdb/schema/row-key.js';
+import { rowKeyWithBaseTime, tsuidTagPairs } from '../../../tsdb/schema/row-key.js';
 import type { IncomingPoint } from '../../../tsdb/write/data-point.js';
 import { openFixture, pt } from '../helpers/tsdb-fixture.js';
 
@@ -24,7 +24,7 @@ describe('scanSeries', () => {
     const hosts = new Set<string>();
     for (const s of all) {
       expect(s.count).toBe(30);
-      const [[k, v]] = s.tags.filter(([kk]) => tsuidHex(kk) === tsuidHex((tsdb.tagks.cachedId('host'))!));
+      const [[k, v]] = tsuidTagPairs(tsdb.widths, s.tsuid).filter(([kk]) => tsuidHex(kk) === tsuidHex((tsdb.tagks.cachedId('host'))!));
       hosts.add((await tsdb.tagvs.getName(v!))!);
       expect(k).toBeDefined();
       for (let i = 1; i < s.count; i++) expect(s.ts[i]! > s.ts[i - 1]!).toBe(true);
@@ -72,10 +72,10 @@ describe('scanSeries', () => {
     }
     await tsdb.ingest.write(pts);
     const metricUid = (await tsdb.metrics.getId('cpu'))!;
-    const nameOf = async (s: { tags: Array<[Uint8Array, Uint8Array]> }): Promise<string> => {
+    const nameOf = async (s: { tsuid: Uint8Array }): Promise<string> => {
       const tag = async (k: string): Promise<string> => {
         const uid = tsuidHex(tsdb.tagks.cachedId(k)!);
-        return (await tsdb.tagvs.getName(s.tags.find(([kk]) => tsuidHex(kk) === uid)![1]))!;
+        return (await tsdb.tagvs.getName(tsuidTagPairs(tsdb.widths, s.tsuid).find(([kk]) => tsuidHex(kk) === uid)![1]))!;
       };
       return `${await tag('host')} ${await tag('dc')}`;
     };
