@@ -38,6 +38,25 @@ function randomRow(rnd: Random): Uint8Array {
   return row;
 }
 
+/**
+ * Rows for a write batch: a put in family f (values up to `maxValue` bytes), then with
+ * these chances a second put in family g and a row delete.
+ */
+function randomMutations(rnd: Random, n: number, o: { maxValue: number; secondPut?: number; deleteRow: number }): RowMutation[] {
+  const rows: RowMutation[] = [];
+  for (let r = 0; r < n; r++) {
+    rows.push({
+      key: randomRow(rnd).map((b) => b | 1),
+      mutations: [
+        { type: 'put', family: 'f', qualifier: rnd.bytes(2), value: rnd.bytes(rnd.range(0, o.maxValue)), timestamp: rnd.range(0, 9) },
+        ...(o.secondPut !== undefined && rnd.chance(o.secondPut) ? [{ type: 'put' as const, family: 'g', qualifier: rnd.bytes(3), value: rnd.bytes(rnd.range(0, 200)) }] : []),
+        ...(rnd.chance(o.deleteRow) ? [{ type: 'deleteRow' as const, upTo: 7 }] : []),
+      ],
+    });
+  }
+  return rows;
+}
+
 function randomEntries(rnd: Random, n: number, maxValue: number): Entry[] {
   const out: Entry[] = [];
   for (let i = 0; i < n; i++) {
@@ -280,17 +299,7 @@ describe('Memstore accounting and flush serialization', () => {
 
   it('addFrom a write batch payload equals add of the decoded entries', () => {
     const rnd = new Random(5);
-    const rows: RowMutation[] = [];
-    for (let r = 0; r < 200; r++) {
-      rows.push({
-        key: randomRow(rnd).map((b) => b | 1),
-        mutations: [
-          { type: 'put', family: 'f', qualifier: rnd.bytes(2), value: rnd.bytes(rnd.range(0, 64)), timestamp: rnd.range(0, 9) },
-          ...(rnd.chance(0.2) ? [{ type: 'deleteRow' as const, upTo: 7 }] : []),
-        ],
-      });
-    }
-    const batch = encodeBatch(1, rows, 1000, 50);
+    const batch = encodeBatch(1, randomMutations(rnd, 200, { maxValue: 64, deleteRow: 0.2 }), 1000, 50);
     const a = new Memstore(0, TINY_SLABS);
     const e = batch.entries;
     for (let i = 0; i < batch.count; i++) a.addFrom(batch.payload, e[4 * i]!, e[4 * i + 1]!, e[4 * i + 2]!, e[4 * i + 3]!);
@@ -317,18 +326,7 @@ describe('Memstore accounting and flush serialization', () => {
       const a = new Memstore(0, opts);
       const b = new Memstore(0, opts);
       for (let round = 0; round < 6; round++) {
-        const rows: RowMutation[] = [];
-        for (let r = 0; r < 150; r++) {
-          rows.push({
-            key: randomRow(rnd).map((x) => x | 1),
-            mutations: [
-              { type: 'put', family: 'f', qualifier: rnd.bytes(2), value: rnd.bytes(rnd.range(0, 300)), timestamp: rnd.range(0, 9) },
-              ...(rnd.chance(0.3) ? [{ type: 'put' as const, family: 'g', qualifier: rnd.bytes(3), value: rnd.bytes(rnd.range(0, 200)) }] : []),
-              ...(rnd.chance(0.1) ? [{ type: 'deleteRow' as const, upTo: 7 }] : []),
-            ],
-          });
-        }
-        const batch = encodeBatch(1, rows, 1 + round * 1000, 50);
+        const batch = encodeBatch(1, randomMutations(rnd, 150, { maxValue: 300, secondPut: 0.3, deleteRow: 0.1 }), 1 + round * 1000, 50);
         const e = batch.entries;
         // Runs of random lengths (1 entry, a few, hundreds) cover the whole batch.
         for (let from = 0; from < batch.count;) {

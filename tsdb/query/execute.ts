@@ -208,8 +208,8 @@ function hoursOfLoneSeries(hours: readonly number[], endMs: number, ds: Downsamp
   if (ds?.calendar === true) return hours;
   const iv = ds === undefined || ds.all ? 0 : ds.intervalMs;
   const usedUntilMs = iv > 0 ? endMs - (endMs % iv) + iv : endMs + 1;
-  // The first hour holds the window's start, which is never after the query's end.
-  return hours.filter((h, i) => i === 0 || h * 1000 < usedUntilMs);
+  // The first hour (it holds the window's start, never after the query's end) always stays.
+  return hours.filter((h) => h * 1000 < usedUntilMs);
 }
 
 /** The row keys of these series (TSUIDs) in these hours, in (series, hour) order. */
