@@ -215,29 +215,41 @@ export function validateRowMutations(
 function validateMutation(table: TableSpec, key: Uint8Array, m: unknown, limits: WriteLimits): void {
   if (m === null || typeof m !== 'object') throw new TypeError(`row ${hexPreview(key)}: mutation must be an object`);
   const mut = m as { readonly type?: unknown; readonly [k: string]: unknown };
-  // NB: per cell on the write path: the message prefix is built only when a check fails.
-  const where = (): string => `table ${table.name}, row ${hexPreview(key)}`;
+  // NB: per cell on the write path, so nothing is allocated unless a check fails: the
+  // message prefix (mutationWhere) is built only then, and no closure is made for it.
   if (typeof mut.type !== 'string' || !MUTATION_TYPES.has(mut.type)) {
-    throw invalid(`${where()}: unknown mutation type ${JSON.stringify(String(mut.type))}`);
+    throw invalid(`${mutationWhere(table, key)}: unknown mutation type ${JSON.stringify(String(mut.type))}`);
   }
   if (mut.type !== 'deleteRow') requireFamily(table, mut.family);
-  if (mut.type === 'put' || mut.type === 'deleteCell' || mut.type === 'deleteVersion') {
-    requireBytes(mut.qualifier, () => `${where()}: qualifier`);
+  if ((mut.type === 'put' || mut.type === 'deleteCell' || mut.type === 'deleteVersion') && !(mut.qualifier instanceof Uint8Array)) {
+    requireBytes(mut.qualifier, `${mutationWhere(table, key)}: qualifier`);
   }
   switch (mut.type) {
-    case 'put':
-      requireBytes(mut.value, () => `${where()}: value`);
-      if (mut.value.length > limits.maxValueBytes) {
-        throw invalid(`${where()}: value is ${mut.value.length} bytes, over the ${limits.maxValueBytes}-byte limit`);
+    case 'put': {
+      const value = mut.value;
+      if (!(value instanceof Uint8Array)) requireBytes(value, `${mutationWhere(table, key)}: value`);
+      if (value.length > limits.maxValueBytes) {
+        throw invalid(`${mutationWhere(table, key)}: value is ${value.length} bytes, over the ${limits.maxValueBytes}-byte limit`);
       }
-      if (mut.timestamp !== undefined) requireTimestamp(mut.timestamp, () => `${where()}: put timestamp`);
+      if (mut.timestamp !== undefined && !isTimestamp(mut.timestamp)) requireTimestamp(mut.timestamp, `${mutationWhere(table, key)}: put timestamp`);
       break;
+    }
     case 'deleteVersion':
-      requireTimestamp(mut.timestamp, () => `${where()}: deleteVersion timestamp`);
+      if (!isTimestamp(mut.timestamp)) requireTimestamp(mut.timestamp, `${mutationWhere(table, key)}: deleteVersion timestamp`);
       break;
     default:
-      if (mut.upTo !== undefined) requireTimestamp(mut.upTo, () => `${where()}: ${mut.type as string} upTo`);
+      if (mut.upTo !== undefined && !isTimestamp(mut.upTo)) requireTimestamp(mut.upTo, `${mutationWhere(table, key)}: ${mut.type} upTo`);
   }
+}
+
+/** The start of a mutation's error message. */
+function mutationWhere(table: TableSpec, key: Uint8Array): string {
+  return `table ${table.name}, row ${hexPreview(key)}`;
+}
+
+/** What requireTimestamp accepts. */
+function isTimestamp(v: unknown): boolean {
+  return typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= MAX_TIMESTAMP;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -469,9 +481,9 @@ function copyBytes(v: unknown, what: string): Uint8Array {
 
 function requireFamily(table: TableSpec, family: unknown): void {
   if (typeof family !== 'string') throw new TypeError(`table ${table.name}: family must be a string`);
-  if (!table.families.some((f) => f.name === family)) {
-    throw new StoreError('STORE_FAMILY_NOT_FOUND', `table ${table.name} has no family ${JSON.stringify(family)}`);
-  }
+  // NB: a loop, not `some` with a closure: this runs per cell on the write path.
+  for (const f of table.families) if (f.name === family) return;
+  throw new StoreError('STORE_FAMILY_NOT_FOUND', `table ${table.name} has no family ${JSON.stringify(family)}`);
 }
 
 function requireTimestamp(v: unknown, what: What): void {

@@ -3,6 +3,8 @@ import { toHex } from '../../../core/api/bytes.js';
 import { isTsdbError } from '../../../tsdb/errors.js';
 import { readSeries } from '../../../tsdb/read/series-reader.js';
 import { DATA_FAMILY } from '../../../tsdb/tables.js';
+import { KnownSeriesPoints } from '../../../tsdb/write/ingest.js';
+import { newSeriesEntry } from '../../../tsdb/write/write-group.js';
 import { openFixture, pt } from '../helpers/tsdb-fixture.js';
 
 const T0 = 1356998400; // 2013-01-01T00:00:00Z, an hour boundary
@@ -122,5 +124,35 @@ describe('Ingestor', () => {
     expect(new Set(recorded).size).toBe(8);
     const a = await readSeries(tsdb, 'm', { host: 'a' }, T0 * 1000, (T0 + 10) * 1000);
     expect(a.map((p) => p.value)).toEqual([0, 1, 2, 3, 4, 5]);
+  });
+});
+
+describe('KnownSeriesPoints.take / release', () => {
+  it('reuses a released one, emptied, only when it is big enough, and keeps no huge one', () => {
+    const a = KnownSeriesPoints.take(10);
+    expect(a.capacity).toBeGreaterThanOrEqual(10);
+    const e = newSeriesEntry(new Uint8Array(10));
+    a.add(e, 1_700_000_000, 1.5, false, 0);
+    a.add(e, 1_700_000_010, 2, true, 0);
+    a.release();
+    // The same object back, empty and holding no series.
+    const b = KnownSeriesPoints.take(5);
+    expect(b).toBe(a);
+    expect(b.count).toBe(0);
+    expect(b.entries[0]).toBeUndefined();
+    expect(b.entries[1]).toBeUndefined();
+    // Too small for a bigger call: a new one, sized to a power of two.
+    b.release();
+    const c = KnownSeriesPoints.take(b.capacity + 1);
+    expect(c).not.toBe(b);
+    expect(c.capacity).toBeGreaterThan(b.capacity);
+    expect(Number.isInteger(Math.log2(c.capacity))).toBe(true);
+    const d = KnownSeriesPoints.take(5);
+    expect(d).toBe(b);
+    // Two taken at once are two objects (a batch in flight keeps its own).
+    expect(KnownSeriesPoints.take(5)).not.toBe(d);
+    const huge = KnownSeriesPoints.take(1 << 17);
+    huge.release();
+    expect(KnownSeriesPoints.take(1 << 17)).not.toBe(huge);
   });
 });

@@ -14,7 +14,7 @@ import { patchBaseTime } from '../../../tsdb/schema/row-key.js';
 import { valueLengthOfFlags, writeValue } from '../../../tsdb/schema/value.js';
 import { DEFAULT_WIDTHS } from '../../../tsdb/schema/widths.js';
 import { MAX_SECOND_TIMESTAMP } from '../../../tsdb/write/data-point.js';
-import { WriteGroup, newSeriesEntry } from '../../../tsdb/write/write-group.js';
+import { WriteGroup, newSeriesEntry, sortRuns } from '../../../tsdb/write/write-group.js';
 import type { SeriesEntry } from '../../../tsdb/write/write-group.js';
 
 const seed = Number(process.env.TEST_SEED ?? 7);
@@ -139,6 +139,66 @@ describe('WriteGroup', () => {
       const keys = new Set(want.map((w) => w.key));
       for (const [k] of marks) expect(keys.has(k)).toBe(true);
     }
+  });
+
+  it('sortRuns orders points by (ms, call, index) as a comparison sort does, however many runs they arrive in', () => {
+    const r = new Random(seed + 3);
+    for (let round = 0; round < 300; round++) {
+      const n = 1 + r.int(r.chance(0.3) ? 2000 : 200);
+      const ms = new Float64Array(n + 8);
+      const seqs = new Float64Array(n + 8);
+      // Few ascending runs (connections sending their parts in time order), duplicates
+      // within and across runs, or no order at all.
+      const runs = r.chance(0.2) ? n : 1 + r.int(6);
+      const cursors = Array.from({ length: runs }, () => r.int(50));
+      const order = new Int32Array(n + 8);
+      for (let i = 0; i < n; i++) {
+        const run = r.int(runs);
+        cursors[run]! += r.chance(0.3) ? 0 : r.int(5);
+        ms[i] = cursors[run]! * 1000;
+        seqs[i] = r.int(4);
+        order[i] = i;
+      }
+      const want = Array.from(order.subarray(0, n)).sort((a, b) => ms[a]! - ms[b]! || seqs[a]! - seqs[b]! || a - b);
+      sortRuns(order, new Int32Array(n), n, ms, seqs);
+      expect(Array.from(order.subarray(0, n)), `round ${round} (seed ${seed})`).toEqual(want);
+    }
+  });
+
+  it('reports a (series, hour) to the dirty tracker once while its mark is live, for the last two hours written', () => {
+    const T0 = 1356998400;
+    const e = newSeriesEntry(new Uint8Array(1 + 3 + 4 + 6));
+    const marks: { base: number; mark: { lastWriteMs: number; live: boolean } }[] = [];
+    const write = (hours: number[], now: number): void => {
+      const g = new WriteGroup(DEFAULT_WIDTHS);
+      for (const h of hours) g.addRaw(e, T0 + h * 3600 + 10, 1, true, undefined, 1);
+      g.build(1, now, (_key, base) => {
+        const mark = { lastWriteMs: now, live: true };
+        marks.push({ base, mark });
+        return mark;
+      });
+    };
+    const reported = (): number[] => marks.map((m) => (m.base - T0) / 3600);
+    write([0], 1);
+    write([0, 1], 2); // the next hour begins
+    write([0], 3); // a slower connection's point of the hour before
+    write([1, 0], 4);
+    expect(reported()).toEqual([0, 1]);
+    // Both marks were touched by the later writes.
+    expect(marks[0]!.mark.lastWriteMs).toBe(4);
+    expect(marks[1]!.mark.lastWriteMs).toBe(4);
+    // A compacted row (mark no longer live) is reported again.
+    marks[0]!.mark.live = false;
+    write([0], 5);
+    expect(reported()).toEqual([0, 1, 0]);
+    write([1], 6);
+    expect(reported()).toEqual([0, 1, 0]);
+    // A third hour displaces the older of the two (hour 1: the pair was 1, then 0).
+    write([2], 7);
+    write([0], 8);
+    expect(reported()).toEqual([0, 1, 0, 2]);
+    write([1], 9);
+    expect(reported()).toEqual([0, 1, 0, 2, 1]);
   });
 
   it('refuses points after build', () => {

@@ -25,6 +25,7 @@ import { scanPutJson } from '../../write/put-json-fast.js';
 import type { JsonPutScan } from '../../write/put-json-fast.js';
 import { SeriesByteCache } from '../../write/series-byte-cache.js';
 import { KnownSeriesPoints } from '../../write/ingest.js';
+import type { PointOutcome } from '../../write/ingest.js';
 
 interface PutQuery {
   readonly summary?: string;
@@ -122,7 +123,7 @@ async function writeObjects(tsdb: Tsdb, raw: readonly unknown[], opts: { durabil
  * cache their series).
  */
 async function writeScanned(tsdb: Tsdb, cache: SeriesByteCache, bytes: Buffer, scan: JsonPutScan, opts: { durability?: 'sync' }): Promise<PointError[]> {
-  const known = new KnownSeriesPoints(scan.count);
+  const known = KnownSeriesPoints.take(scan.count);
   const errors: PointError[] = [];
   const points: IncomingPoint[] = [];
   const objects: unknown[] = [];
@@ -147,7 +148,12 @@ async function writeScanned(tsdb: Tsdb, cache: SeriesByteCache, bytes: Buffer, s
     }
   }
   cache.releaseView(); // the body is not kept past the request
-  const outcomes = await tsdb.ingest.write(points, opts, known);
+  let outcomes: PointOutcome[];
+  try {
+    outcomes = await tsdb.ingest.write(points, opts, known);
+  } finally {
+    known.release();
+  }
   for (let i = 0; i < outcomes.length; i++) {
     const o = outcomes[i];
     const k = origin[i]!;

@@ -13,47 +13,77 @@ import type { PutParsePool } from './parse-pool.js';
 /**
  * The `put` lines of one batch, in line order. Raw lines are byte ranges of the buffers
  * they arrived in (the socket's chunks), not decoded: raw line i is
- * `bufs[i][starts[i], ends[i])`, starting with `put`, terminator removed. No object is
- * made per line; `bufs` repeats the same chunk for the lines of one chunk. `line(i)` makes
- * a view (the slow path, tests). With parse workers (parse-pool.ts) most lines come
- * already parsed, as points in `parsed`, each placed among the raw lines by `rawBefore`.
+ * `buf(i)[start(i), end(i))`, starting with `put`, terminator removed. Nothing is made per
+ * line: the ranges sit in typed columns that grow by doubling, and a chunk is recorded
+ * once for its run of lines (`buf(i)` looks it up). Before, three JS arrays (a chunk
+ * reference and two numbers, 8 bytes each, regrown by `push`) made ~70 bytes of young
+ * garbage a line, most of a telnet server's scavenges. `line(i)` makes a view (the slow
+ * path, tests). With parse workers (parse-pool.ts) most lines come already parsed, as
+ * points in `parsed`, each placed among the raw lines by `rawBefore`.
  */
 export class PutLines {
   /** Every line of the batch: raw and parsed. */
   count = 0;
-  readonly bufs: Uint8Array[] = [];
-  readonly starts: number[] = [];
-  readonly ends: number[] = [];
   /** Lines a parse worker parsed (undefined: none). */
   parsed: ParsedPuts | undefined;
+  private raw = 0;
+  private starts = new Int32Array(INITIAL_LINES);
+  private ends = new Int32Array(INITIAL_LINES);
+  /** Raw line i is in `chunks[chunkOf[i]]`. */
+  private chunkOf = new Int32Array(INITIAL_LINES);
+  private readonly chunks: Uint8Array[] = [];
 
-  /** Raw lines (bufs/starts/ends). */
+  /** Raw lines. */
   get rawCount(): number {
-    return this.bufs.length;
+    return this.raw;
   }
 
   add(buf: Uint8Array, start: number, end: number): void {
-    this.bufs.push(buf);
-    this.starts.push(start);
-    this.ends.push(end);
+    const chunks = this.chunks;
+    let c = chunks.length - 1;
+    if (c < 0 || chunks[c] !== buf) {
+      chunks.push(buf);
+      c++;
+    }
+    const i = this.raw;
+    if (i === this.starts.length) this.grow();
+    this.starts[i] = start;
+    this.ends[i] = end;
+    this.chunkOf[i] = c;
+    this.raw = i + 1;
     this.count++;
   }
 
   /** Points k..k+n-1 of a parsed chunk, after the raw lines added so far. */
   addParsed(c: ParsedChunk, k: number, n: number): void {
-    (this.parsed ??= new ParsedPuts()).addRun(c, k, n, this.bufs.length);
+    (this.parsed ??= new ParsedPuts()).addRun(c, k, n, this.raw);
     this.count += n;
+  }
+
+  /** The buffer raw line i lies in. */
+  buf(i: number): Uint8Array {
+    return this.chunks[this.chunkOf[i]!]!;
+  }
+
+  /** Where raw line i starts in buf(i). */
+  start(i: number): number {
+    return this.starts[i]!;
+  }
+
+  /** Where raw line i ends in buf(i) (exclusive, terminator removed). */
+  end(i: number): number {
+    return this.ends[i]!;
   }
 
   /** Raw line i as a view of its buffer. */
   line(i: number): Uint8Array {
-    return this.bufs[i]!.subarray(this.starts[i], this.ends[i]);
+    return this.buf(i).subarray(this.starts[i], this.ends[i]);
   }
 
   /** Every raw line as a view (tests, fakes). */
   lines(): Uint8Array[] {
-    const out: Uint8Array[] = new Array(this.rawCount);
-    for (let i = 0; i < this.rawCount; i++) out[i] = this.line(i);
+    const out: Uint8Array[] = new Array(this.raw);
+    for (let i = 0; i < this.raw; i++) out[i] = this.line(i);
     return out;
   }
 
@@ -63,7 +93,17 @@ export class PutLines {
     for (const l of lines) b.add(l, 0, l.length);
     return b;
   }
+
+  private grow(): void {
+    const n = this.starts.length * 2;
+    const s = new Int32Array(n); s.set(this.starts); this.starts = s;
+    const e = new Int32Array(n); e.set(this.ends); this.ends = e;
+    const c = new Int32Array(n); c.set(this.chunkOf); this.chunkOf = c;
+  }
 }
+
+/** Lines a new batch has room for before its columns first grow. */
+const INITIAL_LINES = 1024;
 
 /**
  * Put lines parsed by a worker: point i is of series `entries[i]` (opaque here: the

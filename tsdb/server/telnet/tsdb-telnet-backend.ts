@@ -46,11 +46,10 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok',
     parsePool: pool,
     async putBatch(batch) {
       const n = batch.rawCount;
-      const { bufs, starts, ends } = batch;
       let replies: (string | undefined)[] | undefined;
       // Lines of known series, parsed from the chunks by offset (put-line-fast.ts) or by a
       // parse worker; the rest go the general way.
-      const known = new KnownSeriesPoints(batch.count);
+      const known = KnownSeriesPoints.take(batch.count);
       const points: IncomingPoint[] = [];
       const origin: number[] = [];
       const parsed = batch.parsed;
@@ -58,8 +57,8 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok',
       let j = 0;
       for (let i = 0; i < n; i++) {
         if (j < pn && parsed!.rawBefore[j]! <= i) j = addParsed(known, parsed!, j, i, points.length);
-        const buf = bufs[i]!;
-        if (parsePutFast(buf, starts[i]!, ends[i]!, fast)) {
+        const buf = batch.buf(i);
+        if (parsePutFast(buf, batch.start(i), batch.end(i), fast)) {
           const e = byBytes.get(buf, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd);
           if (e !== undefined) {
             known.add(e, fast.timestamp, fast.value, fast.isInt, points.length);
@@ -82,14 +81,16 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok',
       } catch (err) {
         if (!tsdb.config.telnetReturnErrors) return [];
         throw err;
+      } finally {
+        known.release();
       }
       for (let i = 0; i < outcomes.length; i++) {
         const o = outcomes[i];
         const k = origin[i]!;
-        const buf = bufs[k]!;
+        const buf = batch.buf(k);
         if (o !== undefined) {
           (replies ??= new Array<string | undefined>(n))[k] = telnetError(o);
-        } else if (parsePutFast(buf, starts[k]!, ends[k]!, fast)) {
+        } else if (parsePutFast(buf, batch.start(k), batch.end(k), fast)) {
           // Teach the byte cache this series, so its next lines take the fast path.
           const e = tsdb.ingest.entryOf(points[i]!);
           if (e !== undefined) {
