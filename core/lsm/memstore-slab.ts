@@ -111,7 +111,7 @@ export class Leaf {
   readonly pre = new Float64Array(LEAF_MAX * 3);
 
   /** Inserts at `pos` (0..n), shifting later entries. REQUIRES: n < LEAF_MAX. */
-  insert(pos: number, slab: number, off: number, klen: number, vlen: number, prefixes: Float64Array): void {
+  insert(pos: number, slab: number, off: number, klen: number, vlen: number, p1: number, p2: number, p3: number): void {
     const n = this.n;
     const loc = this.loc;
     const pre = this.pre;
@@ -124,9 +124,9 @@ export class Leaf {
     loc[j + 1] = off;
     loc[j + 2] = klen;
     loc[j + 3] = vlen;
-    pre[3 * pos] = prefixes[0]!;
-    pre[3 * pos + 1] = prefixes[1]!;
-    pre[3 * pos + 2] = prefixes[2]!;
+    pre[3 * pos] = p1;
+    pre[3 * pos + 1] = p2;
+    pre[3 * pos + 2] = p3;
     this.n = n + 1;
   }
 

@@ -55,8 +55,6 @@ export interface MemstoreOptions {
 export class Memstore {
   /** Sorted; only the last may be empty (a new memstore has one empty leaf). */
   readonly leaves: Leaf[] = [new Leaf()];
-  /** The row-prefix numbers of the key being inserted (insert, cmpAt). */
-  private readonly probe = new Float64Array(3);
   readonly arena: SlabArena;
   sizeBytes = 0;
   count = 0;
@@ -173,35 +171,29 @@ export class Memstore {
     if (isDelete) this.deletions++;
   }
 
-  /**
-   * Links the entry stored at (s, off) into the sorted structure. The key's row-prefix
-   * numbers travel in `probe`, not as arguments: they are 48-bit doubles, and each call
-   * that V8 does not inline would box them (three HeapNumbers an insert, ~35 MB of young
-   * garbage in a telnet benchmark run).
-   */
+  /** Links the entry stored at (s, off) into the sorted structure. */
   private insert(s: number, off: number, kl: number, vl: number): void {
     const leaves = this.leaves;
     const slab = this.arena.slabs[s]!;
     const view = this.arena.views[s]!;
-    const probe = this.probe;
-    probe[0] = rowPrefixAt(slab, off, 0);
-    probe[1] = rowPrefixAt(slab, off, 6);
-    probe[2] = rowPrefixAt(slab, off, 12);
+    const p1 = rowPrefixAt(slab, off, 0);
+    const p2 = rowPrefixAt(slab, off, 6);
+    const p3 = rowPrefixAt(slab, off, 12);
     let li = leaves.length - 1;
     let leaf = leaves[li]!;
     const n = leaf.n;
-    if (n === 0 || this.cmpAt(leaf, n - 1, slab, view, off, off + kl) < 0) {
+    if (n === 0 || this.cmpAt(leaf, n - 1, p1, p2, p3, slab, view, off, off + kl) < 0) {
       // Fast path: append after the last key.
       if (n === LEAF_MAX) {
         leaf = new Leaf();
         leaves.push(leaf);
       }
-      leaf.insert(leaf.n, s, off, kl, vl, probe);
+      leaf.insert(leaf.n, s, off, kl, vl, p1, p2, p3);
       return;
     }
-    li = this.leafFor(slab, view, off, off + kl);
+    li = this.leafFor(p1, p2, p3, slab, view, off, off + kl);
     leaf = leaves[li]!;
-    let pos = this.lowerBound(leaf, slab, view, off, off + kl);
+    let pos = this.lowerBound(leaf, p1, p2, p3, slab, view, off, off + kl);
     if (leaf.n === LEAF_MAX) {
       const half = LEAF_MAX >>> 1;
       const right = leaf.splitOff(half);
@@ -211,21 +203,17 @@ export class Memstore {
         pos -= half;
       }
     }
-    leaf.insert(pos, s, off, kl, vl, probe);
+    leaf.insert(pos, s, off, kl, vl, p1, p2, p3);
   }
 
-  /** Compares entry j of `leaf` with the key b[bs, be), whose row prefixes are in `probe`. */
-  private cmpAt(leaf: Leaf, j: number, b: Uint8Array, bv: DataView, bs: number, be: number): number {
+  /** Compares entry j of `leaf` with the key b[bs, be) whose row prefixes are p1, p2, p3. */
+  private cmpAt(leaf: Leaf, j: number, p1: number, p2: number, p3: number, b: Uint8Array, bv: DataView, bs: number, be: number): number {
     const pre = leaf.pre;
-    const probe = this.probe;
     const a1 = pre[3 * j]!;
-    const p1 = probe[0]!;
     if (a1 !== p1) return a1 - p1;
     const a2 = pre[3 * j + 1]!;
-    const p2 = probe[1]!;
     if (a2 !== p2) return a2 - p2;
     const a3 = pre[3 * j + 2]!;
-    const p3 = probe[2]!;
     if (a3 !== p3) return a3 - p3;
     const loc = leaf.loc;
     const s = loc[4 * j]!;
@@ -234,26 +222,26 @@ export class Memstore {
   }
 
   /** Index of the leaf that should hold the key: the last leaf whose first key <= key. */
-  private leafFor(b: Uint8Array, bv: DataView, bs: number, be: number): number {
+  private leafFor(p1: number, p2: number, p3: number, b: Uint8Array, bv: DataView, bs: number, be: number): number {
     const leaves = this.leaves;
     let lo = 0;
     let hi = leaves.length - 1;
     while (lo < hi) {
       const mid = (lo + hi + 1) >>> 1;
       const l = leaves[mid]!;
-      if (l.n > 0 && this.cmpAt(l, 0, b, bv, bs, be) <= 0) lo = mid;
+      if (l.n > 0 && this.cmpAt(l, 0, p1, p2, p3, b, bv, bs, be) <= 0) lo = mid;
       else hi = mid - 1;
     }
     return lo;
   }
 
   /** First index in `leaf` whose key >= the key. */
-  private lowerBound(leaf: Leaf, b: Uint8Array, bv: DataView, bs: number, be: number): number {
+  private lowerBound(leaf: Leaf, p1: number, p2: number, p3: number, b: Uint8Array, bv: DataView, bs: number, be: number): number {
     let lo = 0;
     let hi = leaf.n;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.cmpAt(leaf, mid, b, bv, bs, be) < 0) lo = mid + 1;
+      if (this.cmpAt(leaf, mid, p1, p2, p3, b, bv, bs, be) < 0) lo = mid + 1;
       else hi = mid;
     }
     return lo;
