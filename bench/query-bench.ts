@@ -337,6 +337,10 @@ const NAMES: Record<SystemName, string> = { horae: 'Horae', victoriametrics: 'Vi
 const f = (n: number | undefined, d = 2): string => (n === undefined || !Number.isFinite(n) ? '' : n >= 1000 ? Math.round(n).toLocaleString('en-US') : n.toFixed(d));
 
 function tables(results: readonly QueryResult[], conc: readonly ConcResult[]): string {
+  // The systems measured, from the results: the servers may be stopped by now.
+  const measured = new Set<SystemName>(results.flatMap((r) => Object.keys(r.latency) as SystemName[]));
+  for (const c of conc) measured.add(c.system);
+  const servers = systems.filter((s) => measured.has(s)).map((system) => ({ system }));
   const lines = [
     `| query | answer | ${servers.map((s) => `${NAMES[s.system]} median ms | p90 | CPU ms/q`).join(' | ')} |${servers.length === 2 ? ' Horae / VM (median) |' : ''} check |`,
     `|---|---|${servers.map(() => '---:|---:|---:').join('|')}|${servers.length === 2 ? '---:|' : ''}---|`,
