@@ -461,16 +461,13 @@ function invalid(message: string): StoreError {
   return new StoreError('STORE_INVALID_ARGUMENT', message);
 }
 
-/** A description for an error message, or a function building it (hot paths build it lazily). */
-type What = string | (() => string);
-
-function describe(what: What): string {
-  return typeof what === 'string' ? what : what();
-}
-
-function requireBytes(v: unknown, what: What): asserts v is Uint8Array {
+/**
+ * `what` names the value in the error message. Hot paths (validateMutation) test first and
+ * call these only to throw, so that the message is built only then.
+ */
+function requireBytes(v: unknown, what: string): asserts v is Uint8Array {
   if (!(v instanceof Uint8Array)) {
-    throw new TypeError(`${describe(what)} must be a Uint8Array, got ${v === null ? 'null' : typeof v}`);
+    throw new TypeError(`${what} must be a Uint8Array, got ${v === null ? 'null' : typeof v}`);
   }
 }
 
@@ -486,11 +483,9 @@ function requireFamily(table: TableSpec, family: unknown): void {
   throw new StoreError('STORE_FAMILY_NOT_FOUND', `table ${table.name} has no family ${JSON.stringify(family)}`);
 }
 
-function requireTimestamp(v: unknown, what: What): void {
-  if (typeof v !== 'number') throw new TypeError(`${describe(what)} must be a number`);
-  if (!Number.isInteger(v) || v < 0 || v > MAX_TIMESTAMP) {
-    throw invalid(`${describe(what)} must be an integer in [0, ${MAX_TIMESTAMP}], got ${v}`);
-  }
+function requireTimestamp(v: unknown, what: string): void {
+  if (typeof v !== 'number') throw new TypeError(`${what} must be a number`);
+  if (!isTimestamp(v)) throw invalid(`${what} must be an integer in [0, ${MAX_TIMESTAMP}], got ${v}`);
 }
 
 function requirePositiveInteger(v: unknown, what: string): void {
