@@ -47,7 +47,7 @@ import type { SstSettings } from './sst-options.js';
 import { decodeBatchEntries, encodeBatch } from './write-batch.js';
 import { pickMinor, tombstoneHeavy, DEFAULT_RATIO } from './compaction-picker.js';
 import { ReaderPool } from './reader-pool.js';
-import { pickSplitKey } from './split.js';
+import { divideMemstore, pickSplitKey, successors } from './split.js';
 
 /** A quiet store rolls its WAL (so the dead one is deleted) once it is at least this big. */
 const IDLE_WAL_ROLL_BYTES = 1024 * 1024;
@@ -591,7 +591,7 @@ export class Engine {
       r.immutables.push(r.active);
       r.active = new Memstore(this.clock());
     }
-    if (r.immutables.length > 0 && !r.flushing) this.track(this.flushLoop(r));
+    if (r.immutables.length > 0 && !r.flushing && !r.splitting) this.track(this.flushLoop(r));
   }
 
   private async flushLoop(r: Region): Promise<void> {
@@ -642,6 +642,10 @@ export class Engine {
           this.pendingOutputs.delete(number);
         }
         await this.deleteObsoleteWals();
+        // A region past its split size stops flushing here so the split can start: under
+        // steady writes this loop may not drain for a long time, and a split waits for no
+        // flush in flight (its memstores, still queued, go to the children).
+        if (this.splitDue(r) && !r.splitKeyMissing) break;
         // Under steady writes the loop may not drain for a long time: the files it installs
         // are compacted meanwhile (as RocksDB schedules a compaction after each flush), or
         // a region's file count grows without bound (a compaction runs beside a flush; its
@@ -653,8 +657,10 @@ export class Engine {
       this.counters.flushesInProgress--;
       this.releaseStalled();
     }
-    if (!r.retired && !this.closed) {
-      if (!this.maybeSplit(r)) this.maybeCompact(r);
+    if (!r.retired && !this.closed && !this.maybeSplit(r)) {
+      this.maybeCompact(r);
+      // Memstores still queued (the loop stopped for a split that did not start): go on.
+      this.maybeFlush(r);
     }
   }
 
@@ -707,15 +713,22 @@ export class Engine {
 
   private async flushRegions(regions: Region[]): Promise<void> {
     for (const r of regions) this.maybeFlush(r, true);
-    const failures = regions.map((r) => r.flushFailures);
+    const failures = new Map<Region, number>();
+    const failed = (r: Region): boolean => {
+      const before = failures.get(r);
+      if (before === undefined) failures.set(r, r.flushFailures);
+      return before !== undefined && r.flushFailures > before;
+    };
     for (;;) {
-      const busy = regions.filter((r) => !r.retired && (r.flushing || r.immutables.length > 0));
+      // A region split meanwhile handed its queued memstores to its children: wait for them.
+      regions = successors(regions);
+      const busy = regions.filter((r) => r.flushing || r.splitting || r.immutables.length > 0);
       if (busy.length === 0) break;
       if (this.fatal !== undefined) throw this.fatal;
       // A flush failed (its loop retries it later), or a loop stopped with memstores still
       // queued (the manifest recording its last flush could not be written). Either way,
       // waiting here would not end.
-      if (regions.some((r, i) => r.flushFailures > failures[i]!) || busy.some((r) => !r.flushing)) {
+      if (regions.some(failed) || busy.some((r) => !r.flushing && !r.splitting)) {
         throw new StoreError('STORE_NO_SPACE', `store ${this.dir}: flush failed: ${this.counters.lastBackgroundError ?? 'unknown error'}`, { retryable: true });
       }
       await sleep(2);
@@ -785,6 +798,7 @@ export class Engine {
         kept.splice(at < 0 ? kept.length : at, 0, meta);
       }
       r.files = kept;
+      r.splitKeyMissing = false;
       for (const f of inputs) this.unrefFile(f.number);
       if (major) {
         r.lastMajorCompactionMs = this.clock();
@@ -837,40 +851,44 @@ export class Engine {
     return Math.max(1, c);
   }
 
-  /** Splits the region in two when it is past the split size and idle. */
+  /** Whether the region is past its split size (and may split). */
+  private splitDue(r: Region): boolean {
+    return this.opts.autoSplit && !r.retired && !this.closed && this.fatal === undefined && r.files.length > 0 &&
+      this.regionSizeBytes(r) >= this.opts.regionSplitBytes;
+  }
+
+  /**
+   * Splits the region in two when it is past the split size and no flush is in flight.
+   * Until the split key is read (the largest file opened), no new flush starts; a
+   * compaction in flight runs on, and the split discards its output (HBase aborts it).
+   * Under steady writes a flush loop stops for a split (see flushLoop): before, a split
+   * waited for an idle region, and a region written without pause never split.
+   */
   private maybeSplit(r: Region): boolean {
-    if (!this.opts.autoSplit || r.retired || r.flushing || r.compacting || r.immutables.length > 0 || this.fatal !== undefined) return false;
-    if (this.regionSizeBytes(r) < this.opts.regionSplitBytes || r.files.length === 0) return false;
+    if (r.flushing || r.splitting || !this.splitDue(r)) return false;
     let largest = r.files[0]!;
     for (const f of r.files) if (f.sizeBytes > largest.sizeBytes) largest = f;
     const n = largest.number;
+    r.splitting = true;
     this.pin(n);
     this.track(
-      this.readers.acquire(n).then(
-        () => {
-          try {
-            // Re-check: the region may have changed while the file opened. A region that is
-            // busy again (a flush under steady writes) is not split now, but still compacted:
-            // the caller skipped maybeCompact because a split was due, and under steady
-            // writes this check fails after every flush, which used to starve compactions.
-            if (r.retired || this.closed) return;
-            if (r.flushing || r.compacting || r.immutables.length > 0) {
-              this.maybeCompact(r);
-              return;
-            }
-            const key = pickSplitKey(this.readers, r);
-            if (key !== undefined) this.splitAt(r, key);
-            else this.maybeCompact(r);
-          } finally {
-            this.readers.release(n);
-            this.unpin(n);
-          }
-        },
-        (err: unknown) => {
-          this.unpin(n);
-          throw err;
-        },
-      ),
+      this.readers.acquire(n).then(() => {
+        try {
+          if (r.retired || this.closed || this.fatal !== undefined) return;
+          const key = pickSplitKey(this.readers, r);
+          if (key !== undefined) this.splitAt(r, key);
+          else r.splitKeyMissing = true;
+        } finally {
+          this.readers.release(n);
+        }
+      }).finally(() => {
+        this.unpin(n);
+        r.splitting = false;
+        if (r.retired) return;
+        // No split: the memstores queued meanwhile flush, and compactions go on.
+        this.maybeFlush(r);
+        if (!this.closed) this.maybeCompact(r);
+      }),
     );
     return true;
   }
@@ -881,17 +899,23 @@ export class Engine {
     const now = this.clock();
     const left = new Region(this.nextRegionId++, t, r.start, key, r.files.slice(), r.flushedSeq, now);
     const right = new Region(this.nextRegionId++, t, key, r.end, r.files.slice(), r.flushedSeq, now);
-    // Hand the active memstore's entries to the children (sorted, so appends are O(1)).
-    const it = r.active.iterator();
-    for (it.seekToFirst(); it.valid; it.next()) {
-      const k = it.key();
-      const child = compareBytes(rowOf(k), key) < 0 ? left : right;
-      child.active.add(k, it.value(), seqOf(k), timestampOf(k), kindOf(k) !== KeyKind.Put);
+    // Hand the memstores' entries to the children: the queued ones (oldest first) stay
+    // queued and flush from the children. The parent's memstores are left as they are, for
+    // reads still iterating them.
+    for (const m of r.immutables) {
+      const l = new Memstore(m.createdAtMs);
+      const h = new Memstore(m.createdAtMs);
+      divideMemstore(m, key, l, h);
+      if (!l.empty) left.immutables.push(l);
+      if (!h.empty) right.immutables.push(h);
     }
+    divideMemstore(r.active, key, left.active, right.active);
     const i = t.regions.indexOf(r);
     t.regions.splice(i, 1, left, right);
     r.retired = true;
     this.counters.splitsDone++;
+    this.maybeFlush(left);
+    this.maybeFlush(right);
     this.track(
       this.saveManifest().then(() => {
         // Rewrite the shared files into each child's own.

@@ -114,6 +114,14 @@ export class Region {
   flushedSeq: number;
   flushing = false;
   compacting = false;
+  /**
+   * A split is under way (its split key is being read): no new flush starts, so the split
+   * finds no flush in flight (memstores rotated meanwhile go to the children). A compaction
+   * may run on; a split discards its output.
+   */
+  splitting = false;
+  /** The last split attempt found no key to split at; cleared when a compaction installs. */
+  splitKeyMissing = false;
   /** Set when the region was replaced by a split or its table dropped. */
   retired = false;
   lastMajorCompactionMs: number;

@@ -7,7 +7,8 @@
 import { compareBytes } from '../api/bytes.js';
 import { BlockIterator } from '../sst/block.js';
 import type { SstReader } from '../sst/sst-reader.js';
-import { compareInternalKeys, rowOf } from './internal-key.js';
+import { KeyKind, compareInternalKeys, kindOf, rowOf, seqOf, timestampOf } from './internal-key.js';
+import type { Memstore } from './memstore.js';
 import type { Region } from './region.js';
 import type { ReaderPool } from './reader-pool.js';
 
@@ -53,4 +54,36 @@ export function pickSplitKey(readers: ReaderPool, r: Region): Uint8Array | undef
     const row = firstRowOfBlock(reader, (lo + hi) >>> 1);
     return row !== undefined && inside(r, row) ? row : undefined;
   });
+}
+
+/**
+ * Adds the entries of `from` to `left` (rows before `key`) and `right` (the rest), in key
+ * order, so each add is an append. `from` is left as it is.
+ */
+export function divideMemstore(from: Memstore, key: Uint8Array, left: Memstore, right: Memstore): void {
+  const it = from.iterator();
+  for (it.seekToFirst(); it.valid; it.next()) {
+    const k = it.key();
+    const child = compareBytes(rowOf(k), key) < 0 ? left : right;
+    child.add(k, it.value(), seqOf(k), timestampOf(k), kindOf(k) !== KeyKind.Put);
+  }
+}
+
+/**
+ * The live regions now holding the keys of `regions`: each region retired by a split is
+ * replaced by the regions of its table that overlap its range (its children, or theirs);
+ * regions of dropped tables go.
+ */
+export function successors(regions: readonly Region[]): Region[] {
+  if (!regions.some((r) => r.retired)) return regions as Region[];
+  const out = new Set<Region>();
+  for (const r of regions) {
+    if (!r.retired) out.add(r);
+    else if (!r.table.dropped) for (const c of r.table.regions) if (overlaps(c, r)) out.add(c);
+  }
+  return [...out];
+}
+
+function overlaps(a: Region, b: Region): boolean {
+  return (b.end.length === 0 || compareBytes(a.start, b.end) < 0) && (a.end.length === 0 || compareBytes(a.end, b.start) > 0);
 }
