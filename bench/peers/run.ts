@@ -23,7 +23,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { DevopsOptions, ValueMode, WireFormat } from '../devops-data.js';
 import { totalPoints } from '../devops-data.js';
-import { ensureDataFile } from '../ingest-client.js';
+import { ensureDataFile, warmPageCache } from '../ingest-client.js';
 import type { ClientDone, ClientSpec } from '../ingest-client.js';
 import { median } from '../harness.js';
 import { IpcChannel, benchScript, diskUsage, forkScript, pollUntil, procCpuSeconds, procRss, sleep } from './proc.js';
@@ -121,6 +121,7 @@ export async function runOnce(target: Target, workload: Workload, o: DevopsOptio
     const ep = target.endpoint(format);
     if (ep === undefined) throw new Error(`${target.system} has no ${format} endpoint`);
     const file = ensureDataFile(o, format);
+    warmPageCache(file);
     client = await startClient({ ...ep, conns: ro.conns, file });
   } else if (target.inproc === undefined) {
     throw new Error(`${target.system} cannot ingest in-process`);
