@@ -31,7 +31,7 @@ import { readWal } from '../wal/wal-reader.js';
 import { WAL_META_RECORD_SIZE } from '../wal/wal-format.js';
 import type { FileMeta } from './file-meta.js';
 import { LOCK_NAME, parseName, sstName, walName } from './filenames.js';
-import { KeyKind, TRAILER_BYTES, kindOf, rowOf, seqOf, timestampOf } from './internal-key.js';
+import { TRAILER_BYTES, seqOf } from './internal-key.js';
 import type { JobRunner } from './job-runner.js';
 import { InlineJobRunner, WorkerJobRunner } from './job-runner.js';
 import type { CompactionJob, FlushJob } from './jobs.js';
