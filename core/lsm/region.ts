@@ -2,8 +2,8 @@
  * A region: the rows of one table in [start, end), served by its own memstores and SSTs
  * (HBase's region, Bigtable's tablet). Writes go to the active memstore; a flush turns it
  * immutable and writes it to a file; compactions merge the region's files; a split hands
- * the region's files (shared, read within each child's range) and memstore entries to two
- * children.
+ * the region's files and memstores to two children, shared: each reads only its own range
+ * of them (a shared memstore is queued in both and flushed once, Memstore.flushedAs).
  *
  * Invariants: `files` is newest first; every entry with seq <= flushedSeq is in `files`;
  * `immutables` are oldest first and all hold lower sequence numbers than `active`.
@@ -146,9 +146,10 @@ export class Region {
     return compareBytes(row, this.start) >= 0 && (this.end.length === 0 || compareBytes(row, this.end) < 0);
   }
 
+  /** Bytes of the region's memstores; one shared with other regions counts its share. */
   memstoreBytes(): number {
     let n = this.active.sizeBytes;
-    for (const m of this.immutables) n += m.sizeBytes;
+    for (const m of this.immutables) n += m.sizeBytes / m.shares;
     return n;
   }
 

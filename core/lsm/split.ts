@@ -7,8 +7,7 @@
 import { compareBytes } from '../api/bytes.js';
 import { BlockIterator } from '../sst/block.js';
 import type { SstReader } from '../sst/sst-reader.js';
-import { KeyKind, compareInternalKeys, kindOf, rowOf, seqOf, timestampOf } from './internal-key.js';
-import type { Memstore } from './memstore.js';
+import { compareInternalKeys, rowOf } from './internal-key.js';
 import type { Region } from './region.js';
 import type { ReaderPool } from './reader-pool.js';
 
@@ -54,19 +53,6 @@ export function pickSplitKey(readers: ReaderPool, r: Region): Uint8Array | undef
     const row = firstRowOfBlock(reader, (lo + hi) >>> 1);
     return row !== undefined && inside(r, row) ? row : undefined;
   });
-}
-
-/**
- * Adds the entries of `from` to `left` (rows before `key`) and `right` (the rest), in key
- * order, so each add is an append. `from` is left as it is.
- */
-export function divideMemstore(from: Memstore, key: Uint8Array, left: Memstore, right: Memstore): void {
-  const it = from.iterator();
-  for (it.seekToFirst(); it.valid; it.next()) {
-    const k = it.key();
-    const child = compareBytes(rowOf(k), key) < 0 ? left : right;
-    child.add(k, it.value(), seqOf(k), timestampOf(k), kindOf(k) !== KeyKind.Put);
-  }
 }
 
 /**

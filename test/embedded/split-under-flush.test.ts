@@ -1,6 +1,8 @@
 /**
  * A region written without pause still splits: its flush loop stops for the split, and the
- * memstores still queued go to the children (core/lsm/engine.ts maybeSplit, splitAt).
+ * memstores still queued go to the children, shared (core/lsm/engine.ts maybeSplit,
+ * splitAt): nothing is copied, each shared memstore is flushed once and its file installed
+ * in both children, and its size is charged once.
  * Found by test/reliability/durability-crash.test.ts on a CI run: under steady load the
  * regions never split in five server lives (a split waited for an idle region), and split
  * only once the load stopped.
@@ -10,6 +12,7 @@ import { utf8 } from '../../core/api/bytes.js';
 import type { Table } from '../../core/api/store.js';
 import { openEmbeddedStore } from '../../core/embedded/embedded-store.js';
 import { MemFileSystem } from '../../core/fs/mem-fs.js';
+import type { Region } from '../../core/lsm/region.js';
 
 const ROWS = 100;
 
@@ -56,10 +59,18 @@ describe('splits while a flush loop runs', () => {
     const writes = Array.from({ length: BATCHES }, (_, k) => t.mutate(rows(k, 'a'), { durability: 'sync' }));
     expect(table.regions[0]!.immutables.length).toBeGreaterThanOrEqual(39);
     let queuedAtSplit = -1;
+    let sharedAtSplit = false;
+    let chargedOnce = false;
     while (c.flushesDone < 10 || table.regions.some((r) => r.flushing || r.splitting || r.immutables.length > 0)) {
       if (c.splitsDone > 0 && queuedAtSplit < 0) {
         queuedAtSplit = 0;
         for (const r of table.regions) queuedAtSplit += r.immutables.length + (r.flushing ? 1 : 0);
+        const [a, b] = table.regions as [Region, Region];
+        sharedAtSplit = a.immutables.some((m) => b.immutables.includes(m));
+        const distinct = new Set(table.regions.flatMap((r) => [r.active, ...r.immutables]));
+        let bytes = 0;
+        for (const m of distinct) bytes += m.sizeBytes;
+        chargedOnce = Math.abs(bytes - table.regions.reduce((n, r) => n + r.memstoreBytes(), 0)) < 1e-6;
       }
       await new Promise((r) => setImmediate(r));
     }
@@ -67,6 +78,10 @@ describe('splits while a flush loop runs', () => {
     // The first split came while memstores were still queued (in the children, now).
     expect(c.splitsDone).toBeGreaterThan(0);
     expect(queuedAtSplit).toBeGreaterThan(0);
+    expect(sharedAtSplit).toBe(true);
+    expect(chargedOnce).toBe(true);
+    // A shared memstore was flushed by one child and its file installed in the other.
+    expect(c.sharedFlushInstalls).toBeGreaterThan(0);
     expect(table.regions.length).toBe(c.splitsDone + 1);
     expect(await contents(t)).toEqual(expected(BATCHES, () => 'a'));
     // Rewritten (twice over half the rows) and flushed at once: the flush waits for the
