@@ -94,6 +94,12 @@ export interface TsdbConfig {
   readonly httpMaxHeaderBytes: number;
   /** Longest request URL (path + query) in bytes; 414 beyond. */
   readonly httpMaxUrlBytes: number;
+  /**
+   * Plain POST /api/query requests are answered before fastify's routing and hooks
+   * (server/query-lane.ts): the same answers, ~20% less CPU a small query. Off: every
+   * request goes through fastify.
+   */
+  readonly httpQueryLane: boolean;
   /** A request's head must arrive within this many ms of its first byte (slowloris; Node's headersTimeout). */
   readonly httpHeadersTimeoutMs: number;
   /** A whole request (head and body) must arrive within this many ms (Node's requestTimeout). */
@@ -187,6 +193,7 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   authTokens: '',
   httpMaxHeaderBytes: 32 * 1024,
   httpMaxUrlBytes: 16 * 1024,
+  httpQueryLane: true,
   httpHeadersTimeoutMs: 10_000,
   httpRequestTimeoutMs: 120_000,
   httpKeepAliveTimeoutMs: 65_000,

@@ -150,6 +150,7 @@ const HORAE_FIELDS: Readonly<Record<string, KeySpec>> = {
   'horae.auth.tokens': field('authTokens', (s) => s.trim(), 'inline `token role, ...` (env HORAE_AUTH_TOKENS)'),
   'horae.http.max_header_bytes': field('httpMaxHeaderBytes', int(1024, 1024 * 1024), 'largest request line + headers (431 beyond)'),
   'horae.http.max_url_bytes': field('httpMaxUrlBytes', int(256, 1024 * 1024), 'longest request URL (414 beyond)'),
+  'horae.http.query_lane': field('httpQueryLane', parseBoolValue, 'answer plain POST /api/query before fastify\'s routing (same answers, less CPU)'),
   'horae.http.headers_timeout_ms': field('httpHeadersTimeoutMs', int(100, 1e9), 'time to receive a request head (slowloris)'),
   'horae.http.request_timeout_ms': field('httpRequestTimeoutMs', int(100, 1e9), 'time to receive a whole request (408 beyond)'),
   'horae.http.keep_alive_timeout_ms': field('httpKeepAliveTimeoutMs', int(100, 1e9), 'idle keep-alive connections closed after'),

@@ -33,24 +33,34 @@ export function installErrorHandlers(app: FastifyInstance): void {
     void sendError(reply, 404, 'Endpoint not found');
   });
   app.setErrorHandler((err: FastifyError, _req, reply) => {
-    if (isTsdbError(err)) return sendError(reply, err.status, err.message);
-    if (isStoreError(err, 'STORE_CORRUPTION')) {
-      // Damaged data at rest (store-check.ts): name the file by its base name, not the path.
-      return sendError(reply, 500, `Stored data is damaged: ${withoutDirectories(err.message)}`,
-        'Other data is still served; /api/status lists damaged files; run horae fsck');
-    }
-    switch (err.code) {
-      case 'FST_ERR_CTP_BODY_TOO_LARGE':
-        return sendError(reply, 413, 'Request body too large', err.message);
-      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-        return sendError(reply, 400, 'Missing request content');
-      case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-        return sendError(reply, 415, 'Unsupported content type', err.message);
-      default:
-        break;
-    }
-    const status = err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 600 ? err.statusCode : 500;
-    // A 500 names the cause, but not the server's directories (file paths from I/O errors).
-    return sendError(reply, status, status === 500 ? `Internal error: ${withoutDirectories(err.message)}` : err.message);
+    const e = errorReplyOf(err);
+    return sendError(reply, e.status, e.message, e.details);
   });
+}
+
+/** An error thrown by a route (or fastify) → the status, message and details its reply carries. */
+export function errorReplyOf(err: unknown): { status: number; message: string; details?: string } {
+  if (isTsdbError(err)) return { status: err.status, message: err.message };
+  if (isStoreError(err, 'STORE_CORRUPTION')) {
+    // Damaged data at rest (store-check.ts): name the file by its base name, not the path.
+    return {
+      status: 500, message: `Stored data is damaged: ${withoutDirectories(err.message)}`,
+      details: 'Other data is still served; /api/status lists damaged files; run horae fsck',
+    };
+  }
+  const e = err as Partial<FastifyError>;
+  const message = String(e.message ?? err);
+  switch (e.code) {
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return { status: 413, message: 'Request body too large', details: message };
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return { status: 400, message: 'Missing request content' };
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return { status: 415, message: 'Unsupported content type', details: message };
+    default:
+      break;
+  }
+  const status = e.statusCode !== undefined && e.statusCode >= 400 && e.statusCode < 600 ? e.statusCode : 500;
+  // A 500 names the cause, but not the server's directories (file paths from I/O errors).
+  return { status, message: status === 500 ? `Internal error: ${withoutDirectories(message)}` : message };
 }

@@ -98,7 +98,7 @@ describe('config file keys', () => {
       'horae.query.max_concurrent': '4', 'horae.query.queue_ms': '100',
       'horae.query.decode_threads': '1', 'horae.query.parallel_min_rows': '500', 'horae.query.exact_max_rows': '64',
       'horae.query.last_cache_series': '1000', 'horae.query.worker_reads': 'true', 'horae.ingest.put_worker_scan': 'true',
-      'horae.ingest.group_window_ms': '40',
+      'horae.ingest.group_window_ms': '40', 'horae.http.query_lane': 'false',
     };
     // horae.storage.* set the store's options (c.store), not TsdbConfig fields.
     const horaeKeys = Object.keys(CONFIG_KEYS).filter((k) => k.startsWith('horae.') && !k.startsWith('horae.storage.') && !['horae.port', 'horae.bind', 'horae.data_dir'].includes(k));
@@ -108,6 +108,7 @@ describe('config file keys', () => {
     expect(c.tsdb.durability).toBe('buffered');
     expect(c.tsdb.compactIdleMs).toBe(2);
     expect(c.tsdb.ingestGroupWindowMs).toBe(40);
+    expect(c.tsdb.httpQueryLane).toBe(false);
   });
 
   it('warns about keys Horae does not use, with file:line', () => {

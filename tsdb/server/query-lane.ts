@@ -1,0 +1,158 @@
+/**
+ * The query fast lane: a plain `POST /api/query` (or `/api/v1/query`) answered on Node's
+ * http request, before fastify's routing, hooks, body parser and reply. A small query
+ * (one series, an hour by the minute) cost ~0.19 CPU-ms a request through fastify and
+ * ~0.16 here (bench/README.md, "A query fast lane"): the framework's share was a fifth
+ * of the CPU that bounds requests/s on one thread.
+ *
+ * The answer is the route's, byte for byte: the lane parses the body as the route does
+ * (query-spec.ts parseQueryJson) and runs query-answer.ts, replies with the same headers,
+ * compresses as compress.ts does, takes its slot from the same query admission, and maps
+ * errors through http-errors.ts errorReplyOf. It takes only requests whose handling by
+ * fastify it reproduces entirely, and leaves every other one to fastify:
+ *   - method POST, path exactly /api/query or /api/v1/query (any case), no query string;
+ *   - a Content-Length within the body limit (no chunked body), no Content-Encoding,
+ *     no msgpack body or Accept;
+ *   - authentication and CORS off (the lane is not made when either is configured);
+ *   - the server not closing (fastify then answers 503).
+ * horae.http.query_lane=false turns it off.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isTsdbError } from '../errors.js';
+import { parseQueryJson } from '../query/query-spec.js';
+import type { TsQuery } from '../query/query-spec.js';
+import type { Tsdb } from '../tsdb.js';
+import type { Authenticator } from './auth.js';
+import { MSGPACK_TYPE } from './body-parsers.js';
+import { gzipBody, wantsGzip } from './compress.js';
+import { errorReplyOf } from './http-errors.js';
+import { answerQuery, connectionSignal, errorReply } from './query-answer.js';
+import type { QueryReply } from './query-answer.js';
+import type { QueryAdmission } from './query-admission.js';
+
+export interface QueryLaneOptions {
+  readonly tsdb: Tsdb;
+  readonly admission: QueryAdmission;
+  /** The server's authentication: the lane is not made when there is one. */
+  readonly auth: Authenticator | undefined;
+  /** fastify's bodyLimit: a longer body is left to fastify (413). */
+  readonly bodyLimit: number;
+}
+
+export interface QueryLane {
+  /** Answers `req` and returns true, or returns false without touching it. */
+  take(req: IncomingMessage, res: ServerResponse): boolean;
+  /** From now on every request goes to fastify (the server is closing). */
+  stop(): void;
+  /** Requests answered by the lane. */
+  readonly answered: number;
+}
+
+/** The lane, or undefined when it is off or cannot reproduce fastify's handling (auth, CORS). */
+export function createQueryLane(o: QueryLaneOptions): QueryLane | undefined {
+  const c = o.tsdb.config;
+  if (!c.httpQueryLane || o.auth !== undefined || c.corsDomains.split(',').some((d) => d.trim() !== '')) return undefined;
+  let stopped = false;
+  let answered = 0;
+  return {
+    take(req, res) {
+      if (stopped || req.method !== 'POST' || !isQueryUrl(req.url)) return false;
+      const h = req.headers;
+      if (h['content-encoding'] !== undefined || h['transfer-encoding'] !== undefined) return false;
+      if (h['content-type']?.includes(MSGPACK_TYPE) === true || h.accept?.includes(MSGPACK_TYPE) === true) return false;
+      const length = contentLength(h['content-length']);
+      if (length === undefined || length > o.bodyLimit) return false;
+      answered++;
+      o.admission.admit(req.socket, res, () => readBody(req, res, length, (body) => respond(o.tsdb, req, res, body)), () => {
+        const r = o.admission.refusal();
+        res.setHeader('retry-after', '1');
+        send(req, res, errorReply(503, r.message, r.details));
+      });
+      return true;
+    },
+    stop() {
+      stopped = true;
+    },
+    get answered() {
+      return answered;
+    },
+  };
+}
+
+/** /api/query or /api/v1/query, any case, nothing after (fastify routes case-insensitively, without trailing slashes). */
+function isQueryUrl(url: string | undefined): boolean {
+  if (url === undefined || (url.length !== 10 && url.length !== 13)) return false;
+  const u = url.toLowerCase();
+  return u === '/api/query' || u === '/api/v1/query';
+}
+
+function contentLength(v: string | undefined): number | undefined {
+  if (v === undefined || !/^\d{1,15}$/.test(v)) return undefined;
+  return Number(v);
+}
+
+/** Collects the body (Node's parser delivers exactly Content-Length bytes, or the request aborts). */
+function readBody(req: IncomingMessage, res: ServerResponse, length: number, then: (body: Buffer) => void): void {
+  if (length === 0) {
+    req.resume();
+    req.once('end', () => then(Buffer.alloc(0)));
+    return;
+  }
+  const chunks: Buffer[] = [];
+  req.on('data', (chunk: Buffer) => chunks.push(chunk));
+  req.once('end', () => then(chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)));
+  req.once('error', () => res.destroy());
+}
+
+function respond(tsdb: Tsdb, req: IncomingMessage, res: ServerResponse, body: Buffer): void {
+  if (body.length === 0) {
+    send(req, res, errorReply(400, 'Missing request content'));
+    return;
+  }
+  let q: TsQuery;
+  try {
+    q = parseQueryJson(body, tsdb.now(), { queryString: {} });
+  } catch (err) {
+    send(req, res, isTsdbError(err) ? errorReply(400, err.message) : failure(err));
+    return;
+  }
+  // A request on a real socket always has its per-connection signal.
+  answerQuery(tsdb, q, 'json', connectionSignal(req.socket)!).then(
+    (r) => send(req, res, r),
+    (err: unknown) => send(req, res, failure(err)),
+  );
+}
+
+function failure(err: unknown): QueryReply {
+  const e = errorReplyOf(err);
+  return errorReply(e.status, e.message, e.details);
+}
+
+/** Writes the reply as fastify would: content-type and content-length, gzip-encoded when the client asks and it pays. */
+function send(req: IncomingMessage, res: ServerResponse, r: QueryReply): void {
+  if (res.headersSent || res.destroyed) return;
+  res.statusCode = r.status;
+  const body = r.body;
+  if (body === undefined) {
+    res.setHeader('content-length', 0);
+    res.end();
+    return;
+  }
+  res.setHeader('content-type', r.type!);
+  const size = typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+  if (!wantsGzip(req.headers['accept-encoding'], size)) {
+    res.setHeader('content-length', size);
+    res.end(body);
+    return;
+  }
+  gzipBody(body, (err, zipped) => {
+    if (err !== null) {
+      send(req, res, failure(err));
+      return;
+    }
+    res.setHeader('content-encoding', 'gzip');
+    res.setHeader('vary', 'Accept-Encoding');
+    res.setHeader('content-length', zipped.length);
+    res.end(zipped);
+  });
+}
