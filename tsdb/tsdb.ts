@@ -65,6 +65,7 @@ export class Tsdb {
   readonly lastValues: LastValues | undefined;
   readonly now: () => number;
   private closed = false;
+  private readonly singleWriter: boolean;
   private decodePool: DecodePool | undefined;
   private ownsDecodePool = true;
 
@@ -81,7 +82,7 @@ export class Tsdb {
     this.compactor = new HourCompactor({ data, widths: this.widths, config, now });
     // The embedded and memory stores have one writer (this process): the index can be cached.
     const backend = store.capabilities.backend;
-    const singleWriter = backend === 'embedded' || backend === 'memory';
+    const singleWriter = (this.singleWriter = backend === 'embedded' || backend === 'memory');
     this.index = new SeriesIndex(meta, this.widths.metric, { cache: singleWriter });
     const hints = (this.newestHours = singleWriter ? new NewestHours(() => this.ingest.stats().inflightPoints > 0) : undefined);
     const lastValues = (this.lastValues = singleWriter && config.queryLastCacheSeries > 0 ? new LastValues(config.queryLastCacheSeries) : undefined);
@@ -140,6 +141,16 @@ export class Tsdb {
    */
   rowsDeleted(): void {
     this.lastValues?.clear();
+  }
+
+  /**
+   * Moves whenever a UID is assigned or renamed, caches are dropped or a series is added to
+   * the index: plans resolved from names while it stayed the same still hold
+   * (query/series-plan.ts). Undefined where another process may write the store too.
+   */
+  get catalogEpoch(): number | undefined {
+    if (!this.singleWriter) return undefined;
+    return this.metrics.idsEpoch + this.tagks.idsEpoch + this.tagvs.idsEpoch + this.index.epoch;
   }
 
   dropCaches(): void {

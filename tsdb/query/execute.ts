@@ -26,8 +26,8 @@ import { SeriesPreparer, scanWindow } from './pipeline.js';
 import type { PipelineSpec } from './pipeline.js';
 import type { MetricSubQuery, SubQuery, TsQuery } from './query-spec.js';
 import { rateOf, subQueryEcho } from './query-spec.js';
-import { literalsToResolve, planRowKeyFilter, tsuidKeyRegex } from './row-key-filter.js';
-import type { ResolvedTagFilter } from './row-key-filter.js';
+import { tsuidKeyRegex } from './row-key-filter.js';
+import { matchingSeries, seriesPlan } from './series-plan.js';
 import { seriesKeyOfTsuid } from './last-point.js';
 import { rowDownsampleOf, summaryUseOf } from './point-append.js';
 import { checkDeadline, scanSeries } from './scanner.js';
@@ -97,12 +97,10 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
   const exactMax = q.delete ? 0 : tsdb.config.queryExactMaxRows;
   if (sub.kind === 'metric') {
     metricName = sub.metric;
-    const id = await tsdb.metrics.getId(sub.metric);
-    if (id === undefined) throw new TsdbError('TSDB_NO_SUCH_NAME', `No such name for 'metrics': '${sub.metric}'`);
-    metricUid = id;
-    const resolved = await resolveFilters(tsdb, sub);
-    if (resolved === undefined) return { series: [], groupBy: [] };
-    const plan = planRowKeyFilter(tsdb.widths, resolved, { explicitTags: sub.explicitTags });
+    const p = await seriesPlan(tsdb, sub);
+    metricUid = p.metricUid;
+    const plan = p.rows;
+    if (plan === undefined) return { series: [], groupBy: [] };
     if (plan.keyRegex !== undefined) filter = { kind: 'keyRegex', pattern: plan.keyRegex };
     postScan = plan.postScan;
     groupBy = plan.groupBy;
@@ -113,7 +111,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
       const hours = baseHours(win, exactMax);
       const most = Math.floor(exactMax / hours.length);
       if (most >= 1) {
-        const tsuids = await tsdb.index.matching(metricUid, plan.seriesRegex, most + 1, signal, plan.seriesTest, plan.requiredPairs);
+        const tsuids = await matchingSeries(tsdb, p, most + 1, signal);
         if (tsuids.length <= most) keys = rowKeysOf(tsdb, tsuids, tsuids.length === 1 || sub.aggregator === 'none' ? hoursOfLoneSeries(hours, q.endMs, sub.downsample) : hours);
       }
     }
@@ -220,28 +218,6 @@ function rowKeysOf(tsdb: Tsdb, tsuids: readonly Uint8Array[], hours: readonly nu
     for (const h of hours) keys.push(rowKeyWithBaseTime(tsdb.widths, template, h));
   }
   return keys;
-}
-
-/** Tag keys and literal values to UIDs; undefined when a literal filter can match nothing. */
-async function resolveFilters(tsdb: Tsdb, sub: MetricSubQuery): Promise<ResolvedTagFilter[] | undefined> {
-  const out: ResolvedTagFilter[] = [];
-  for (const f of sub.filters) {
-    const tagk = await tsdb.tagks.getId(f.tagk);
-    if (tagk === undefined) throw new TsdbError('TSDB_NO_SUCH_NAME', `No such name for 'tagk': '${f.tagk}'`);
-    const literals = literalsToResolve(f);
-    if (literals === undefined) {
-      out.push({ filter: f, tagk });
-      continue;
-    }
-    const tagvs: Uint8Array[] = [];
-    for (const v of literals) {
-      const id = await tsdb.tagvs.getId(v);
-      if (id !== undefined) tagvs.push(id);
-    }
-    if (tagvs.length === 0) return undefined;
-    out.push({ filter: f, tagk, tagvs });
-  }
-  return out;
 }
 
 /** The scanned series with its names (series-names.ts: resolved once per TSUID); undefined when a UID has no name. */

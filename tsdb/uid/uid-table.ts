@@ -42,6 +42,7 @@ export class UidTable {
   private misses = 0;
   private assigned = 0;
   private raceLosses = 0;
+  private idsChanged = 0;
 
   constructor(table: Table, kind: UidKind, width: number, cacheEntries: number) {
     this.table = table;
@@ -107,6 +108,15 @@ export class UidTable {
     return this.byId.epoch;
   }
 
+  /**
+   * Moves when a name may have got, changed or lost its id here since (an assignment, a
+   * rename, dropCaches): ids resolved through getId while it stayed the same are still
+   * what getId answers, where this process is the table's one writer (query/series-plan.ts).
+   */
+  get idsEpoch(): number {
+    return this.idsChanged;
+  }
+
   /** The name of `id`, or undefined. */
   async getName(id: Uint8Array): Promise<string | undefined> {
     const key = idKey(id);
@@ -169,12 +179,14 @@ export class UidTable {
     await this.table.mutate([{ key: utf8(from), mutations: [{ type: 'deleteCell', family: UID_FAMILY_ID, qualifier: this.qualifier }] }], SYNC);
     this.byName.delete(from);
     this.remember(to, id);
+    this.idsChanged++;
     return id;
   }
 
   dropCaches(): void {
     this.byName.clear();
     this.byId.clear();
+    this.idsChanged++;
   }
 
   stats(): UidTableStats {
@@ -202,6 +214,7 @@ export class UidTable {
       if (forwardOk) {
         this.assigned++;
         this.remember(name, id);
+        this.idsChanged++;
         return id;
       }
       // Another writer assigned this name first: use its id, drop our reverse row.
