@@ -99,8 +99,15 @@ async function resolveFilters(tsdb: Tsdb, sub: MetricSubQuery): Promise<Resolved
   return out;
 }
 
-/** Everything of `sub` its plan depends on; two sub-queries with one key have one plan. */
+/**
+ * Everything of `sub` its plan depends on; two sub-queries with one key have one plan.
+ * Free text (names, expressions) is length-prefixed, so no two sub-queries share a key.
+ */
 function planKey(sub: MetricSubQuery): string {
-  return JSON.stringify([sub.metric, sub.explicitTags, sub.filters.map((f) =>
-    [f.type, f.type === 'regexp' ? false : f.caseInsensitive, f.groupBy, f.tagk, f.filter])]);
+  let key = `${sub.explicitTags ? 'x' : '-'}${sub.metric.length}:${sub.metric}`;
+  for (const f of sub.filters) {
+    const ci = f.type === 'regexp' ? '-' : f.caseInsensitive ? 'i' : 'c';
+    key += `|${f.type}${ci}${f.groupBy ? 'g' : 'n'}${f.tagk.length}:${f.tagk}${f.filter.length}:${f.filter}`;
+  }
+  return key;
 }

@@ -72,6 +72,7 @@ function illegal(message: string): TsdbError {
 
 /** Java's String.split on a literal separator: trailing empty strings are dropped. */
 export function javaSplit(s: string, sep: string): string[] {
+  if (!s.includes(sep)) return [s];
   const parts = s.split(sep);
   if (parts.length === 1) return parts;
   while (parts.length > 0 && parts[parts.length - 1] === '') parts.pop();
@@ -241,6 +242,10 @@ export function tagMapToFilters(entries: Iterable<readonly [string, string]>, fi
       continue;
     }
     f = withGroupBy(f, true);
+    if (out.length === 0) {
+      out.push(f); // nothing to be equal to (the common case: a tag map's first entry)
+      continue;
+    }
     const key = tagFilterKey(f);
     const i = out.findIndex((e) => tagFilterKey(e) === key);
     if (i < 0) out.push(f);
