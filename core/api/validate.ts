@@ -59,7 +59,7 @@ export interface WriteLimits extends KeyLimits {
 
 /** Read options after validation, with defaults applied. */
 export interface NormalizedReadOptions {
-  /** Distinct declared family names, or undefined for all families. */
+  /** Distinct declared family names, or undefined for all families (also when every one is named). */
   readonly families: readonly string[] | undefined;
   readonly timeRange: TimeRange | undefined;
   /** Versions per cell to return; a positive integer (default 1). */
@@ -275,7 +275,9 @@ export function normalizeGetOptions(
       throw invalid(`table ${table.name}: families must name at least one family (omit it to read all)`);
     }
     for (const f of opts.families) requireFamily(table, f);
-    families = [...new Set(opts.families)];
+    families = opts.families.length === 1 ? [opts.families[0]!] : [...new Set(opts.families)];
+    // Naming every family of the table selects what naming none does: no family filter to run.
+    if (families.length === table.families.length) families = undefined;
   }
   if (opts.timeRange !== undefined) validateTimeRange(opts.timeRange, 'timeRange');
   const maxVersions = opts.maxVersions ?? 1;

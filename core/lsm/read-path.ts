@@ -35,16 +35,30 @@ interface Pinned {
   readonly readers: SstReader[];
 }
 
-async function pinRegion(engine: Engine, r: Region, timeStart: number): Promise<Pinned> {
+/**
+ * Pins a region's sources for a read: synchronously when every file's reader is open (the
+ * common case; a get then awaits nothing), else once the missing readers have opened.
+ */
+function pinRegion(engine: Engine, r: Region, timeStart: number): Pinned | Promise<Pinned> {
   const memstores = [r.active, ...r.immutables];
   // A file whose newest cell is older than the read's time range cannot change the answer
   // (row-reader.ts: its puts are all out of range and its markers only cover older cells).
   const files = r.files.filter((f) => !(f.maxTs < timeStart));
   for (const f of files) engine.pin(f.number);
   const readers: SstReader[] = [];
+  // Open readers are taken synchronously; only files not open yet wait for their open.
+  for (const f of files) {
+    const reader = engine.readers.tryAcquire(f.number);
+    if (reader === undefined) return pinRest(engine, r, memstores, files, readers);
+    readers.push(reader);
+  }
+  return { region: r, memstores, files, readers };
+}
+
+/** pinRegion from the first file whose reader is not open yet on. */
+async function pinRest(engine: Engine, r: Region, memstores: Memstore[], files: FileMeta[], readers: SstReader[]): Promise<Pinned> {
   try {
-    // Open readers are taken synchronously; only files not open yet wait for their open.
-    for (const f of files) readers.push(engine.readers.tryAcquire(f.number) ?? (await engine.readers.acquire(f.number)));
+    for (let i = readers.length; i < files.length; i++) readers.push(engine.readers.tryAcquire(files[i]!.number) ?? (await engine.readers.acquire(files[i]!.number)));
   } catch (err) {
     for (let i = 0; i < readers.length; i++) engine.readers.release(files[i]!.number);
     for (const f of files) engine.unpin(f.number);
@@ -122,7 +136,8 @@ export async function getRows(
   if (held) engine.seqs.holdSnapshot(snapshot);
   try {
     for (const [region, idxs] of byRegion) {
-      const p = await pinRegion(engine, region, timeStart);
+      const pinned = pinRegion(engine, region, timeStart);
+      const p = pinned instanceof Promise ? await pinned : pinned;
       try {
         region.counters.readRequests++;
         for (const i of idxs) {
@@ -243,7 +258,8 @@ async function* scanAt(engine: Engine, t: TableState, s: NormalizedScanSpec, hol
         const region = t.regionFor(cursor);
         const regionEnd = region.end;
         const limitEnd = end.length === 0 ? regionEnd : regionEnd.length === 0 || compareBytes(end, regionEnd) < 0 ? end : regionEnd;
-        const p = await pinRegion(engine, region, timeStart);
+        const pinned = pinRegion(engine, region, timeStart);
+        const p = pinned instanceof Promise ? await pinned : pinned;
         let seekTo: Uint8Array | undefined = rowStartKey(cursor);
         try {
           while (remaining > 0 && seekTo !== undefined) {
@@ -312,7 +328,8 @@ async function* scanAt(engine: Engine, t: TableState, s: NormalizedScanSpec, hol
       engine.checkOpen();
       const region = t.regionBefore(cursor);
       const lowBound = start.length > 0 && compareBytes(start, region.start) > 0 ? start : region.start;
-      const p = await pinRegion(engine, region, timeStart);
+      const pinned = pinRegion(engine, region, timeStart);
+      const p = pinned instanceof Promise ? await pinned : pinned;
       let upper: Uint8Array | undefined = cursor; // exclusive row bound for this batch
       try {
         while (remaining > 0 && upper !== undefined) {

@@ -44,7 +44,9 @@ describe('normalizeScanSpec', () => {
     const s = normalizeScanSpec(TABLE, { start, end: utf8('b'), families: ['a', 'a', 'b'] }, ALL);
     start[0] = 0x7a;
     expect(s.start).toEqual(utf8('a'));
-    expect(s.families).toEqual(['a', 'b']);
+    // Every family named: normalized to no family filter at all.
+    expect(s.families).toBeUndefined();
+    expect(normalizeScanSpec(TABLE, { families: ['b', 'b'] }, ALL).families).toEqual(['b']);
   });
 
   it('rejects what the capabilities lack with STORE_NOT_SUPPORTED, naming the filter kind', () => {

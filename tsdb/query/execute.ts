@@ -64,7 +64,7 @@ export async function executeQuery(tsdb: Tsdb, q: TsQuery, limits: QueryLimits, 
     const found = await findSeries(tsdb, q, sub, limits, stats, signal, deadline);
     signal?.throwIfAborted();
     for (const o of await aggregateSub(q, sub, found, signal, deadline)) {
-      out.push({ ...o, ...(globals !== undefined ? { globalAnnotations: globals } : {}) });
+      out.push(globals === undefined ? o : { ...o, globalAnnotations: globals });
     }
     if (q.delete) rowsDeleted += await deleteRows(tsdb, found.series);
   }
@@ -158,14 +158,14 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
   }) : undefined;
   let scanned: ScannedSeries[];
   try {
+    // Every field named (undefined where unused): spreading optional fields cost ~1 µs a query.
     scanned = await scanSeries(tsdb, {
-      metricUid, startMs: win.startMs, endMs: win.endMs - 1, ...(filter === undefined ? {} : { filter }),
-      ...(signal === undefined ? {} : { signal }), ...(deadline === undefined ? {} : { deadline }), maxSeries: limits.maxSeries, maxPoints: limits.maxPoints,
-      ...(q.noAnnotations ? {} : { annotations: (cells: Parameters<typeof annotationsInCells>[0]) => annotationsInCells(cells, q.startMs, q.endMs) }),
-      ...(q.delete ? { rowKeys: true } : {}),
-      ...(keys === undefined ? {} : { keys }),
-      ...(rowDownsample === undefined ? {} : { downsample: rowDownsample }),
-      ...(session === undefined ? {} : { decode: { session, workerOf: (salt: number, buckets: number) => pool!.workerOf(salt, buckets, workerReads) } }),
+      metricUid, startMs: win.startMs, endMs: win.endMs - 1, filter, signal, deadline, maxSeries: limits.maxSeries, maxPoints: limits.maxPoints,
+      annotations: q.noAnnotations ? undefined : (cells: Parameters<typeof annotationsInCells>[0]) => annotationsInCells(cells, q.startMs, q.endMs),
+      rowKeys: q.delete ? true : undefined,
+      keys,
+      downsample: rowDownsample,
+      decode: session === undefined ? undefined : { session, workerOf: (salt: number, buckets: number) => pool!.workerOf(salt, buckets, workerReads) },
     }, stats);
   } catch (err) {
     session?.cancel();

@@ -83,8 +83,22 @@ function writeSeriesList(w: JsonBytes, series: readonly OutputSeries[], opts: Fo
   }
 }
 
+/**
+ * The JSON of tags objects already written. A series' tags come from the series-name
+ * cache (series-names.ts) as one object for as long as its names stay, and a dashboard
+ * asks for the same series again and again; tags objects are never changed once made.
+ */
+const tagsJson = new WeakMap<object, string>();
+
+function tagsText(tags: Readonly<Record<string, string>>): string {
+  let t = tagsJson.get(tags);
+  if (t === undefined) tagsJson.set(tags, (t = JSON.stringify(tags)));
+  return t;
+}
+
 function writeSeries(w: JsonBytes, s: OutputSeries, opts: FormatOptions, keys: DpsKeys): void {
-  let head = `{"metric":${JSON.stringify(s.metric)},"tags":${JSON.stringify(s.tags)},"aggregateTags":${JSON.stringify(s.aggregateTags)}`;
+  const aggregateTags = s.aggregateTags.length === 0 ? '[]' : JSON.stringify(s.aggregateTags);
+  let head = `{"metric":${JSON.stringify(s.metric)},"tags":${tagsText(s.tags)},"aggregateTags":${aggregateTags}`;
   if (s.query !== undefined) head += `,"query":${JSON.stringify(s.query)}`;
   if (s.tsuids !== undefined) head += `,"tsuids":${JSON.stringify(s.tsuids)}`;
   if (s.annotations !== undefined && s.annotations.length > 0) head += `,"annotations":${JSON.stringify(s.annotations)}`;

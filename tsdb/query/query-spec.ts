@@ -18,7 +18,7 @@
  */
 import type { TagFilter } from './tag-filter.js';
 import { createTagFilter, tagMapToFilters } from './tag-filter.js';
-import type { ParseOptions, QueryFlag, RateOptions, RawSubQuery, TsQuery } from './query-model.js';
+import type { ParseOptions, QueryFlag, RateOptions, RawQuery, RawSubQuery, TsQuery } from './query-model.js';
 import { buildQuery, illegal } from './query-model.js';
 import type { QueryParams } from './query-string.js';
 import { hasQueryParam } from './query-string.js';
@@ -124,44 +124,57 @@ export function parseQueryJson(body: unknown, nowMs: number, opts: JsonParseOpti
     else if (key === 'queries') queries = v === null ? undefined : arr(v, key).map((q, i) => subQuery(q, `queries[${i}]`));
   }
   if (opts.queryString !== undefined && hasQueryParam(opts.queryString, 'arrays')) flags.arrays = true;
-  return buildQuery({
-    ...flags,
-    ...(start === undefined ? {} : { start }),
-    ...(end === undefined ? {} : { end }),
-    ...(timezone === undefined ? {} : { timezone }),
-    ...(queries === undefined ? {} : { queries }),
-  }, nowMs, opts);
+  const raw: { -readonly [K in keyof RawQuery]: RawQuery[K] } = flags;
+  if (start !== undefined) raw.start = start;
+  if (end !== undefined) raw.end = end;
+  if (timezone !== undefined) raw.timezone = timezone;
+  if (queries !== undefined) raw.queries = queries;
+  return buildQuery(raw, nowMs, opts);
 }
 
-const SUB_BOOLS = ['rate', 'explicitTags', 'useFuzzyFilter', 'useMultiGets', 'preAggregate', 'showHistogramBuckets'] as const;
-const SUB_STRINGS = ['aggregator', 'metric', 'downsample', 'rollupUsage'] as const;
+type SubBool = 'rate' | 'explicitTags' | 'useFuzzyFilter' | 'useMultiGets' | 'preAggregate' | 'showHistogramBuckets';
+type SubString = 'aggregator' | 'metric' | 'downsample' | 'rollupUsage';
 
 function subQuery(v: Json, path: string): RawSubQuery {
   const o = obj(v, path);
   const raw: { -readonly [K in keyof RawSubQuery]: RawSubQuery[K] } = {};
-  for (const [key, value] of Object.entries(o)) {
-    const at = `${path}.${key}`;
-    if ((SUB_BOOLS as readonly string[]).includes(key)) {
-      raw[key as (typeof SUB_BOOLS)[number]] = bool(value, at) ?? false;
-    } else if ((SUB_STRINGS as readonly string[]).includes(key)) {
-      const s = str(value, at);
-      if (s === undefined) delete raw[key as (typeof SUB_STRINGS)[number]];
-      else raw[key as (typeof SUB_STRINGS)[number]] = s;
-    } else if (key === 'tsuids') {
-      if (value === null) delete raw.tsuids;
-      else raw.tsuids = arr(value, at).map((t, i) => str(t, `${at}[${i}]`) ?? '');
-    } else if (key === 'rateOptions') {
-      if (value === null) delete raw.rateOptions;
-      else raw.rateOptions = rateOptions(value, at);
-    } else if (key === 'percentiles') {
-      if (value === null) delete raw.percentiles;
-      else raw.percentiles = arr(value, at).map((p, i) => percentile(p, `${at}[${i}]`));
-    } else if (key === 'tags') {
-      if (value === null || (Array.isArray(value) && value.length === 0)) continue;
-      const entries = Object.entries(obj(value, at)).map(([k, tv]) => [k, str(tv, `${at}.${k}`) ?? ''] as const);
-      raw.filters = tagMapToFilters(entries, [], true);
-    } else if (key === 'filters') {
-      raw.filters = value === null ? [] : arr(value, at).map((f, i) => filterOf(f, `${at}[${i}]`));
+  for (const key in o) {
+    if (!Object.hasOwn(o, key)) continue;
+    const value = o[key];
+    switch (key) {
+      case 'rate': case 'explicitTags': case 'useFuzzyFilter': case 'useMultiGets': case 'preAggregate': case 'showHistogramBuckets':
+        raw[key as SubBool] = bool(value, `${path}.${key}`) ?? false;
+        break;
+      case 'aggregator': case 'metric': case 'downsample': case 'rollupUsage': {
+        const s = str(value, `${path}.${key}`);
+        if (s === undefined) delete raw[key as SubString];
+        else raw[key as SubString] = s;
+        break;
+      }
+      case 'tsuids':
+        if (value === null) delete raw.tsuids;
+        else raw.tsuids = arr(value, `${path}.${key}`).map((t, i) => str(t, `${path}.${key}[${i}]`) ?? '');
+        break;
+      case 'rateOptions':
+        if (value === null) delete raw.rateOptions;
+        else raw.rateOptions = rateOptions(value, `${path}.${key}`);
+        break;
+      case 'percentiles':
+        if (value === null) delete raw.percentiles;
+        else raw.percentiles = arr(value, `${path}.${key}`).map((p, i) => percentile(p, `${path}.${key}[${i}]`));
+        break;
+      case 'tags': {
+        if (value === null || (Array.isArray(value) && value.length === 0)) break;
+        const at = `${path}.${key}`;
+        const entries = Object.entries(obj(value, at)).map(([k, tv]) => [k, str(tv, `${at}.${k}`) ?? ''] as const);
+        raw.filters = tagMapToFilters(entries, [], true);
+        break;
+      }
+      case 'filters':
+        raw.filters = value === null ? [] : arr(value, `${path}.${key}`).map((f, i) => filterOf(f, `${path}.${key}[${i}]`));
+        break;
+      default:
+        break;
     }
   }
   return raw;

@@ -65,6 +65,8 @@ export interface ScanRequest {
  * many points (a millisecond-dense hour) is not kept.
  */
 const SCRATCH_MAX_POINTS = 1 << 16;
+
+const DATA_FAMILIES: readonly string[] = [DATA_FAMILY];
 let scratch: PointBlock | undefined;
 
 export interface QueryDeadline {
@@ -250,7 +252,7 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
   };
   if (req.keys !== undefined) {
     // Keys in (series, time) order: each series' rows arrive sorted, as from a bucket scan.
-    const rows = await tsdb.data.get(req.keys, { families: [DATA_FAMILY], borrowValues: true, ...(req.signal === undefined ? {} : { signal: req.signal }) });
+    const rows = await tsdb.data.get(req.keys, { families: DATA_FAMILIES, borrowValues: true, signal: req.signal });
     checkDeadline(req.deadline);
     const cur: SeriesCursor = { seen: [], next: 0 };
     for (const row of rows) if (row !== undefined) onRow(row, -1, cur);

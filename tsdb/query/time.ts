@@ -100,6 +100,8 @@ function isDigit(c: number): boolean {
  */
 export function parseDateTime(text: string, nowMs: number, timezone?: string): number {
   if (text.length === 0) throw illegal('Invalid time: ');
+  // The common case, epoch seconds or ms: digits only, exact as a double up to 15 of them.
+  if (text.length <= 15 && allDigits(text)) return text.length <= 10 ? Number(text) * 1000 : Number(text);
   if (/^[0-9]+ms$/.test(text)) {
     try {
       return Number(parseJavaLong(text.slice(0, -2)));
@@ -170,4 +172,9 @@ function parseAbsolute(text: string, timezone: string | undefined): number {
   }
   const [year, month, day, hour = 0, minute = 0, second = 0] = fields as [number, number, number, number?, number?, number?];
   return zonedFieldsToEpochMs({ year, month, day, hour, minute, second, millisecond: 0 }, tz);
+}
+
+function allDigits(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (!isDigit(s.charCodeAt(i))) return false;
+  return true;
 }
