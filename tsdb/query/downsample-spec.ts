@@ -50,8 +50,29 @@ function illegal(message: string): TsdbError {
   return new TsdbError('TSDB_ILLEGAL_ARGUMENT', message);
 }
 
-/** Parses one downsample spec; throws TSDB_ILLEGAL_ARGUMENT with OpenTSDB's messages. */
+/** Specs parsed before, per aggregator set, by text, calendar flag and zone (specs are immutable). */
+const parsed = new WeakMap<ReadonlySet<string>, Map<string, DownsampleSpec>>();
+/** Distinct specs kept per aggregator set; past it the set starts over. */
+const MAX_PARSED = 256;
+
+/**
+ * Parses one downsample spec; throws TSDB_ILLEGAL_ARGUMENT with OpenTSDB's messages. A
+ * dashboard sends the same few specs with every query: those are parsed once.
+ */
 export function parseDownsample(text: string, opts: DownsampleOptions): DownsampleSpec {
+  let byKey = parsed.get(opts.aggregators);
+  if (byKey === undefined) parsed.set(opts.aggregators, (byKey = new Map()));
+  const key = `${opts.useCalendar === true ? 'c' : '-'}${opts.timezone ?? ''}\u0000${text}`;
+  let spec = byKey.get(key);
+  if (spec === undefined) {
+    spec = parseSpec(text, opts);
+    if (byKey.size >= MAX_PARSED) byKey.clear();
+    byKey.set(key, spec);
+  }
+  return spec;
+}
+
+function parseSpec(text: string, opts: DownsampleOptions): DownsampleSpec {
   const parts = javaSplit(text, '-');
   if (parts.length < 2) {
     throw illegal(`Invalid downsampling specifier '${text}': must provide at least interval and function`);

@@ -28,7 +28,7 @@ import type { MetricSubQuery, SubQuery, TsQuery } from './query-spec.js';
 import { rateOf, subQueryEcho } from './query-spec.js';
 import { tsuidKeyRegex } from './row-key-filter.js';
 import { matchingSeries, seriesPlan } from './series-plan.js';
-import { seriesKeyOfTsuid } from './last-point.js';
+import { templateOf } from './last-point.js';
 import { rowDownsampleOf, summaryUseOf } from './point-append.js';
 import { checkDeadline, scanSeries } from './scanner.js';
 import { seriesNames } from './series-names.js';
@@ -214,7 +214,7 @@ function hoursOfLoneSeries(hours: readonly number[], endMs: number, ds: Downsamp
 function rowKeysOf(tsdb: Tsdb, tsuids: readonly Uint8Array[], hours: readonly number[]): Uint8Array[] {
   const keys: Uint8Array[] = [];
   for (const t of tsuids) {
-    const template = seriesKeyOfTsuid(tsdb, t);
+    const template = templateOf(tsdb, t);
     for (const h of hours) keys.push(rowKeyWithBaseTime(tsdb.widths, template, h));
   }
   return keys;

@@ -40,13 +40,14 @@ export interface LastPoint {
 }
 
 /**
- * Row-key templates of the TSUIDs lastPoints was asked for, by TSUID object: the series
- * index hands out the same objects query after query (shared, read only).
+ * Row-key templates of the TSUIDs lastPoints and exact-row queries (execute.ts) read, by
+ * TSUID object: the series index hands out the same objects query after query (shared,
+ * read only).
  */
 const templates = new WeakMap<Tsdb, WeakMap<Uint8Array, Uint8Array>>();
 
 /** seriesKeyOfTsuid, kept for the TSUID object (read only: patchBaseTime copies it). */
-function templateOf(tsdb: Tsdb, tsuid: Uint8Array): Uint8Array {
+export function templateOf(tsdb: Tsdb, tsuid: Uint8Array): Uint8Array {
   let m = templates.get(tsdb);
   if (m === undefined) templates.set(tsdb, (m = new WeakMap()));
   let t = m.get(tsuid);
