@@ -1,9 +1,9 @@
 /**
  * The query fast lane: a plain `POST /api/query` (or `/api/v1/query`) answered on Node's
  * http request, before fastify's routing, hooks, body parser and reply. A small query
- * (one series, an hour by the minute) cost ~0.19 CPU-ms a request through fastify and
- * ~0.16 here (bench/README.md, "A query fast lane"): the framework's share was a fifth
- * of the CPU that bounds requests/s on one thread.
+ * (one series, an hour by the minute) under load cost 0.235 CPU-ms a request through
+ * fastify and 0.2125 here (bench/README.md, "A query fast lane"): a tenth of the CPU that
+ * bounds requests/s on one thread.
  *
  * The answer is the route's, byte for byte: the lane parses the body as the route does
  * (query-spec.ts parseQueryJson) and runs query-answer.ts, replies with the same headers,
