@@ -17,9 +17,12 @@ export function errorBody(code: number, message: string, details?: string): Erro
   return details === undefined ? { error: { code, message } } : { error: { code, message, details } };
 }
 
+/** The content type of every JSON reply. */
+export const JSON_TYPE = 'application/json; charset=utf-8';
+
 export function sendError(reply: FastifyReply, code: number, message: string, details?: string): FastifyReply {
   if (code === 503) reply.header('retry-after', '1');
-  return reply.code(code).type('application/json; charset=utf-8').send(errorBody(code, message, details));
+  return reply.code(code).type(JSON_TYPE).send(errorBody(code, message, details));
 }
 
 /** `/srv/horae/data/000023.sst` → `000023.sst`: absolute paths (two or more directories deep) cut to their last name. */
@@ -48,7 +51,7 @@ export function errorReplyOf(err: unknown): { status: number; message: string; d
       details: 'Other data is still served; /api/status lists damaged files; run horae fsck',
     };
   }
-  const e = err as Partial<FastifyError>;
+  const e = (typeof err === 'object' && err !== null ? err : {}) as Partial<FastifyError>;
   const message = String(e.message ?? err);
   switch (e.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':

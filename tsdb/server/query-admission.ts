@@ -29,11 +29,6 @@ export interface QueryAdmissionStats {
 
 const QUERY_PATH = /^\/api\/(v1\/)?query(\/|\?|$)/i;
 
-/** True for /api/query and /api/v1/query and their sub-paths (any case), the requests admission counts. */
-export function isQueryPath(url: string): boolean {
-  return QUERY_PATH.test(url);
-}
-
 /**
  * The slots and the FIFO queue. The fastify hook (installQueryAdmission) and the query
  * fast lane (query-lane.ts) take their slots here, so both count against one limit.

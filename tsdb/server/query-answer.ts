@@ -21,9 +21,8 @@ import { formatQueryResultsParallel } from '../query/format-parallel.js';
 import type { TsQuery } from '../query/query-spec.js';
 import type { Tsdb } from '../tsdb.js';
 import { MSGPACK_TYPE } from './body-parsers.js';
-import { errorBody } from './http-errors.js';
+import { JSON_TYPE, errorBody } from './http-errors.js';
 
-export const JSON_TYPE = 'application/json; charset=utf-8';
 
 export interface QueryReply {
   readonly status: number;
