@@ -8,6 +8,5 @@ export * from './api/bytes.js';
 export { openEmbeddedStore, embeddedCapabilities } from './embedded/embedded-store.js';
 export type { EmbeddedOptions, EmbeddedStoreExtras } from './embedded/embedded-store.js';
 export { openMemoryStore } from './memory/memory-store.js';
-export { readExportedRange } from './lsm/exported-range.js';
 export { verifyStoreFiles, formatStoreFileProblem } from './tools/verify.js';
 export type { StoreFileProblem, StoreFileKind, VerifyStoreResult } from './tools/verify.js';

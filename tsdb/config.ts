@@ -67,12 +67,6 @@ export interface TsdbConfig {
   /** A sub-query expected to read at least this many rows is decoded in parallel. */
   readonly queryParallelMinRows: number;
   /**
-   * Decode workers read the salt buckets the store can export themselves (core's
-   * Table.exportRange), instead of being sent their rows by the main thread. Off by
-   * default: on 2 cores q4 over HTTP was ~8% slower with it (bench/README.md).
-   */
-  readonly queryWorkerReads: boolean;
-  /**
    * A sub-query whose series (from the series index) × hours come to at most this many
    * rows reads exactly those rows (batched gets) instead of scanning every salt bucket.
    * 0: always scan.
@@ -186,7 +180,6 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   queryQueueMs: 5000,
   queryDecodeThreads: defaultDecodeThreads(availableParallelism()),
   queryParallelMinRows: 1000,
-  queryWorkerReads: false,
   queryExactMaxRows: 256,
   queryLastCacheSeries: 1_000_000,
   authTokensFile: '',

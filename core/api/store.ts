@@ -128,43 +128,6 @@ export interface Table {
    */
   compact(opts?: { readonly major?: boolean }): Promise<void>;
 
-  /**
-   * Optional (in-process engines; a distributed backend leaves it out): the forward scan
-   * `spec` captured as plain data another thread reads with readExportedRange (core's
-   * index), or undefined when this range cannot be exported now (the caller then scans:
-   * the embedded store exports a range inside one region, forward, without `limit`).
-   * Validates `spec` as scan() does.
-   */
-  exportRange?(spec: ScanSpec): Promise<ExportedRange | undefined>;
-}
-
-/**
- * A forward scan captured by Table.exportRange: structured-clone safe (post it to a
- * worker), read only by readExportedRange, which gives the rows the scan would have given
- * at the moment of export. Its fields are the engine's, not an interface to build on.
- */
-export interface ExportedRange {
-  readonly format: string;
-  readonly start: Uint8Array;
-  readonly end: Uint8Array;
-  /**
-   * Every source of the range (each memstore's entries, each file's data blocks) as a run
-   * of data blocks (core/FORMAT.md, decompressed) in key order, with each block's index key
-   * (>= its keys, < the next block's).
-   */
-  readonly runs: ReadonlyArray<{ readonly blocks: readonly Uint8Array[]; readonly indexKeys: readonly Uint8Array[] }>;
-  readonly snapshotSeq: number;
-  readonly nowMs: number;
-  /** Each family's versions kept and TTL. */
-  readonly families: ReadonlyArray<readonly [string, { readonly maxVersions: number; readonly ttlMs: number | undefined }]>;
-  /** The scan's validated read options. */
-  readonly read: {
-    readonly families: readonly string[] | undefined;
-    readonly timeRange: TimeRange | undefined;
-    readonly maxVersions: number;
-    readonly filter: RowFilter | undefined;
-    readonly borrowValues: boolean;
-  };
 }
 
 export interface TableSpec {

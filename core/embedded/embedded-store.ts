@@ -4,7 +4,7 @@
  * anything, so a bad call changes nothing.
  */
 import type {
-  Capabilities, CellRef, ExportedRange, GetOptions, Mutation, RegionInfo, Row, RowFilterKind, RowMutation, ScanSpec,
+  Capabilities, CellRef, GetOptions, Mutation, RegionInfo, Row, RowFilterKind, RowMutation, ScanSpec,
   Store, StoreStats, Table, TableSpec, WriteOptions,
 } from '../api/store.js';
 import { StoreError, throwIfAborted } from '../api/errors.js';
@@ -17,7 +17,6 @@ import type { FileSystem } from '../fs/fs.js';
 import { Engine } from '../lsm/engine.js';
 import type { EngineOptions } from '../lsm/options.js';
 import { DEFAULT_ENGINE_OPTIONS } from '../lsm/options.js';
-import { exportRange } from '../lsm/exported-range.js';
 import { getRows, scanRows } from '../lsm/read-path.js';
 import type { TableState } from '../lsm/region.js';
 
@@ -199,11 +198,6 @@ class EmbeddedTable implements Table {
       this.check();
       return normalizeScanSpec(this.spec, spec, this.store.capabilities);
     }, (s) => scanRows(this.engine, this.state, s));
-  }
-
-  async exportRange(spec: ScanSpec): Promise<ExportedRange | undefined> {
-    this.check();
-    return exportRange(this.engine, this.state, normalizeScanSpec(this.spec, spec, this.store.capabilities));
   }
 
   /** Reads the newest version of one cell at the latest sequence number (under a row lock). */

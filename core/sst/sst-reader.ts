@@ -196,23 +196,6 @@ export class SstReader {
     return new SstIterator(this, this.compare, this.indexKeys, this.compareRange);
   }
 
-  /**
-   * The data blocks that may hold keys in [from, to) (to undefined: to the end of the
-   * file), as the inclusive indices first..last; first > last when none.
-   */
-  blocksBetween(from: Uint8Array, to: Uint8Array | undefined): { first: number; last: number } {
-    const keys = this.indexKeys;
-    const first = firstBlockAtOrAfter(keys, this.compare, from);
-    // The block holding the first key >= to may hold keys before it too; later ones may not.
-    const last = to === undefined ? keys.length - 1 : Math.min(keys.length - 1, firstBlockAtOrAfter(keys, this.compare, to));
-    return { first, last };
-  }
-
-  /** The index key of data block `i` (>= its keys, < the next block's): what SstIterator seeks by. */
-  indexKey(i: number): Uint8Array {
-    return this.indexKeys[i]!;
-  }
-
   /** The handle of data block `i` (0-based, file order). */
   blockHandle(i: number): BlockHandle {
     return { offset: this.blockOffsets[i]!, size: this.blockSizes[i]! };
@@ -298,14 +281,6 @@ function firstBlockAtOrAfter(keys: readonly Uint8Array[], compare: Comparator, t
   return lo;
 }
 
-/** Where an SstIterator gets its data blocks: an SstReader, or blocks held in memory (exported-range.ts). */
-export interface BlockSource {
-  /** Data block `i` (file order); throws on a damaged or unreadable block. */
-  readBlock(i: number): Block;
-  /** Block `i` grew an entry index (block.ts): charge a cache for it again, if there is one. */
-  rechargeBlock(i: number, block: Block): void;
-}
-
 /**
  * The two-level iterator over one SST: a binary search over the index's last keys picks a
  * block, a BlockIterator (one object, re-targeted per block) walks it. An error (bad
@@ -313,7 +288,7 @@ export interface BlockSource {
  * error() returns it.
  */
 export class SstIterator implements InternalIterator {
-  private readonly reader: BlockSource;
+  private readonly reader: SstReader;
   private readonly compare: Comparator;
   private readonly compareRange: RangeComparator | undefined;
   private readonly indexKeys: readonly Uint8Array[];
@@ -323,12 +298,8 @@ export class SstIterator implements InternalIterator {
   private isValid = false;
   private err: Error | undefined;
 
-  /**
-   * Use SstReader.iterator(); or any BlockSource whose blocks' keys ascend, with
-   * `indexKeys[i]` >= every key of block i and < every key of block i + 1 (each block's
-   * last key will do).
-   */
-  constructor(reader: BlockSource, compare: Comparator, indexKeys: readonly Uint8Array[], compareRange?: RangeComparator) {
+  /** Use SstReader.iterator(). */
+  constructor(reader: SstReader, compare: Comparator, indexKeys: readonly Uint8Array[], compareRange?: RangeComparator) {
     this.reader = reader;
     this.compare = compare;
     this.compareRange = compareRange;

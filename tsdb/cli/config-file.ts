@@ -140,7 +140,6 @@ const HORAE_FIELDS: Readonly<Record<string, KeySpec>> = {
   'horae.query.queue_ms': field('queryQueueMs', int(0, 1e9), 'ms a query waits for a slot before 503'),
   'horae.query.decode_threads': field('queryDecodeThreads', int(0, 64), 'worker threads decoding big queries and formatting big answers (default: cores - 1, at most 3; 0 on one core)'),
   'horae.query.parallel_min_rows': field('queryParallelMinRows', int(0, 1e12), 'rows a sub-query must expect to be decoded in parallel'),
-  'horae.query.worker_reads': field('queryWorkerReads', parseBoolValue, 'decode workers read the salt buckets the store exports themselves (embedded store; off: on 2 cores it did not pay)'),
   'horae.query.exact_max_rows': field('queryExactMaxRows', int(0, 1e6), 'most rows a sub-query reads by exact gets (series index × hours) instead of scanning every salt bucket; 0: always scan'),
   'horae.query.last_cache_series': field('queryLastCacheSeries', int(0, 1e9), 'series whose newest point /api/query/last keeps in memory (embedded store only; 0: none)'),
   'horae.auth.tokens_file': {

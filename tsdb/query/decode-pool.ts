@@ -7,17 +7,14 @@
  *
  * A session is one sub-query's scan: rows are packed per worker (row-pack.ts) and sent in
  * batches as the scan goes, so decoding overlaps scanning; finish() collects the series.
- * With horae.query.worker_reads, a bucket the store can export (core: Table.exportRange)
- * is sent whole instead, and the worker reads its rows itself: the main thread then
- * neither scans nor packs them.
  * A session that is abandoned (error, client gone) is cancelled and its state dropped.
  */
 import { Worker } from 'node:worker_threads';
-import type { Cell, ExportedRange } from '../../core/api/store.js';
+import type { Cell } from '../../core/api/store.js';
 import { TsdbError } from '../errors.js';
 import type { TsdbErrorCode } from '../errors.js';
 import { isDataPointCell } from '../read/row-merge.js';
-import type { RangeSetup, WorkerIn, WorkerOut, WorkerRead, WorkerSeries } from './decode-worker.js';
+import type { WorkerIn, WorkerOut, WorkerSeries } from './decode-worker.js';
 import type { FormatOptions } from './format-json.js';
 import type { PackedSeries } from './format-parallel.js';
 import type { PipelineSpec } from './pipeline.js';
@@ -37,14 +34,6 @@ export interface DecodeSessionOptions {
   readonly maxPoints: number;
   /** Run the per-series pipeline half in the worker (points come back prepared). */
   readonly spec?: PipelineSpec;
-  /** What the workers need to read exported ranges (addRange). */
-  readonly keys?: RangeSetup;
-}
-
-/** A session's result: every worker's series, and what they read of exported ranges. */
-export interface SessionResult {
-  readonly series: WorkerSeries[];
-  readonly read: WorkerRead;
 }
 
 /** A scanned /api/put body (DecodePool.scanPut). */
@@ -63,7 +52,7 @@ function ownsItsBuffer(b: Uint8Array): boolean {
 }
 
 interface Pending {
-  resolve(out: SessionResult | Uint8Array | PutScanReply): void;
+  resolve(out: WorkerSeries[] | Uint8Array | PutScanReply): void;
   reject(err: Error): void;
 }
 
@@ -83,8 +72,6 @@ export class DecodePool {
   /** Sessions begun and rows sent to workers, since the pool started. */
   sessions = 0;
   rowsSent = 0;
-  /** Exported ranges (whole salt buckets) sent to workers to read, since the pool started. */
-  rangesSent = 0;
   /** /api/put bodies scanned on workers (scanPut), since the pool started. */
   putScans = 0;
   /** Of those, the bodies moved to the worker and back rather than copied. */
@@ -104,7 +91,7 @@ export class DecodePool {
         this.pending.delete(m.sid);
         if ('scan' in m) p.resolve(m);
         else if ('error' in m) p.reject(errorFromWire(m.error));
-        else p.resolve('series' in m ? { series: m.series, read: m.read } : m.bytes);
+        else p.resolve('series' in m ? m.series : m.bytes);
       });
       w.on('error', (err) => this.failAll(err));
       this.workers.push(w);
@@ -112,15 +99,11 @@ export class DecodePool {
   }
 
   /**
-   * Which worker decodes a salt bucket, or -1 for the main thread. When the workers read
-   * their buckets themselves (`exported`: horae.query.worker_reads), the main thread takes
-   * 1.2 times an even share: a worker reads and decodes a bucket more slowly than the main
-   * thread (~1.75 against ~1.3 ms for a day of 5 series: block copies, thread contention),
-   * and q4 in one process ran 36-37 ms at 1.2, 36-42 at 1.0, 41-42 at 0.8, 40 at 1.4
-   * (bench/README.md). Otherwise the main thread scans every bucket, and keeps 0.8 of a share.
+   * Which worker decodes a salt bucket, or -1 for the main thread. The main thread scans
+   * every bucket, so it keeps 0.8 of an even share of the decoding.
    */
-  workerOf(salt: number, buckets: number, exported = false): number {
-    const mainShare = Math.floor((buckets * (exported ? 1.2 : 0.8)) / (this.threads + 1));
+  workerOf(salt: number, buckets: number): number {
+    const mainShare = Math.floor((buckets * 0.8) / (this.threads + 1));
     return salt < mainShare ? -1 : (salt - mainShare) % this.threads;
   }
 
@@ -141,7 +124,7 @@ export class DecodePool {
   }
 
   /** @internal */
-  expect(sid: number): Promise<SessionResult> {
+  expect(sid: number): Promise<WorkerSeries[]> {
     return new Promise((resolve, reject) => this.pending.set(sid, { resolve: resolve as Pending['resolve'], reject }));
   }
 
@@ -219,28 +202,14 @@ export class DecodeSession {
     }
   }
 
-  /** Starts the session in `worker` (before its first rows or range). */
+  /** Starts the session in `worker` (before its first rows). */
   private begin(worker: number): void {
     if (this.started[worker]) return;
     this.started[worker] = true;
     this.pool.post(worker, {
       type: 'begin', sid: this.sids[worker]!, startMs: this.o.startMs, endMs: this.o.endMs, maxPoints: this.o.maxPoints,
-      ...(this.o.spec === undefined ? {} : { spec: this.o.spec }), ...(this.o.keys === undefined ? {} : { keys: this.o.keys }),
+      ...(this.o.spec === undefined ? {} : { spec: this.o.spec }),
     });
-  }
-
-  /** True when workers can be sent exported ranges (the session knows the row key layout). */
-  get takesRanges(): boolean {
-    return this.o.keys !== undefined;
-  }
-
-  /** Sends `worker` an exported range to read (its blocks are moved, not copied). REQUIRES takesRanges. */
-  addRange(worker: number, range: ExportedRange): void {
-    if (this.o.keys === undefined) throw new Error('decode session: ranges need the row key layout (DecodeSessionOptions.keys)');
-    this.begin(worker);
-    this.flush(worker); // rows queued before stay ahead
-    this.pool.post(worker, { type: 'range', sid: this.sids[worker]!, range }, range.runs.flatMap((run) => run.blocks.map((b) => b.buffer as ArrayBuffer)));
-    this.pool.rangesSent++;
   }
 
   /** Queues a row of `series` (its index in the query) for `worker`. */
@@ -264,10 +233,10 @@ export class DecodeSession {
     for (let w = 0; w < this.sids.length; w++) if (this.started[w]) this.flush(w);
   }
 
-  /** Every worker's series: prepared points (with a spec) or raw, by series index or TSUID. */
-  async finish(): Promise<SessionResult> {
+  /** Every worker's series: prepared points (with a spec) or raw, by series index. */
+  async finish(): Promise<WorkerSeries[]> {
     this.done = true;
-    const waits: Array<Promise<SessionResult>> = [];
+    const waits: Array<Promise<WorkerSeries[]>> = [];
     for (let w = 0; w < this.sids.length; w++) {
       if (!this.started[w]) continue;
       this.flush(w);
@@ -276,10 +245,7 @@ export class DecodeSession {
       this.pool.post(w, { type: 'end', sid });
     }
     const parts = await Promise.all(waits);
-    return {
-      series: parts.flatMap((p) => p.series),
-      read: { rows: parts.reduce((n, p) => n + p.read.rows, 0), cells: parts.reduce((n, p) => n + p.read.cells, 0) },
-    };
+    return parts.flat();
   }
 
   /** Drops the session's state in the workers (after an error or a cancelled query). */

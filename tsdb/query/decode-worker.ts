@@ -5,29 +5,18 @@
  * per-series half of the pipeline (window, downsample, rate: pipeline.ts SeriesPreparer)
  * and sends each series' points back, transferred, not copied.
  *
- * A salt bucket's rows can also come as an exported range (core: Table.exportRange): the
- * worker then reads them itself (readExportedRange), finds their series by row key, and
- * sends those series back by TSUID, with their annotations and the rows and cells read.
- *
- * Messages in:  {type:'begin', sid, startMs, endMs, maxPoints, spec?, keys?} | {type:'rows', sid, bytes}
- *               | {type:'range', sid, range} | {type:'end', sid} | {type:'cancel', sid}
+ * Messages in:  {type:'begin', sid, startMs, endMs, maxPoints, spec?} | {type:'rows', sid, bytes}
+ *               | {type:'end', sid} | {type:'cancel', sid}
  *               | {type:'format', sid, series, opts} (format-parallel.ts: a part of an answer's JSON; series packed)
  *               | {type:'scanPut', sid, bytes} (an /api/put JSON body scanned: put-json-fast.ts scanPutJson)
- * Messages out: {sid, series:[{index, raw, points, tsuid?, annotations?}], read} | {sid, bytes}
+ * Messages out: {sid, series:[{index, raw, points}]} | {sid, bytes}
  *               | {sid, scan, body, error?} (scanPut: the body transferred back, with its scan or the error)
  *               | {sid, error:{name, code?, message}}
  */
 import { parentPort } from 'node:worker_threads';
-import { latin1 } from '../../core/api/bytes.js';
-import type { ExportedRange } from '../../core/api/store.js';
-import { readExportedRange } from '../../core/index.js';
 import type { PointBlock } from '../codec/point-block.js';
-import { annotationsInCells, hasAnnotationCell } from '../meta/annotations.js';
-import type { Annotation } from '../meta/annotations.js';
 import { TsdbError } from '../errors.js';
 import { mergeRowCells } from '../read/row-merge.js';
-import { baseTimeOfKey } from '../schema/row-key.js';
-import type { SchemaWidths } from '../schema/widths.js';
 import { DATA_FAMILY } from '../tables.js';
 import { formatSeriesListBytes } from './format-json.js';
 import type { FormatOptions } from './format-json.js';
@@ -42,43 +31,25 @@ import { scanBuffers, scanPutJson } from '../write/put-json-fast.js';
 import type { JsonPutScan } from '../write/put-json-fast.js';
 import type { Points } from './series.js';
 
-/** What a worker needs to read exported ranges: the row key's layout and the annotations wanted. */
-export interface RangeSetup {
-  readonly widths: SchemaWidths;
-  /** Annotations with a start in [startMs, endMs] are collected; none when undefined. */
-  readonly annotations: { readonly startMs: number; readonly endMs: number } | undefined;
-}
-
 export type WorkerIn =
-  | { type: 'begin'; sid: number; startMs: number; endMs: number; maxPoints: number; spec?: PipelineSpec; keys?: RangeSetup }
+  | { type: 'begin'; sid: number; startMs: number; endMs: number; maxPoints: number; spec?: PipelineSpec }
   | { type: 'format'; sid: number; series: PackedSeries; opts: FormatOptions }
   | { type: 'scanPut'; sid: number; bytes: Uint8Array }
   | { type: 'rows'; sid: number; bytes: Uint8Array }
-  | { type: 'range'; sid: number; range: ExportedRange }
   | { type: 'end'; sid: number }
   | { type: 'cancel'; sid: number };
 
 export interface WorkerSeries {
-  /** The series' index in the query (rows sent), or -1 for a series found in a range. */
+  /** The series' index in the query (rows sent). */
   readonly index: number;
-  /** A series found in an exported range: its TSUID (metric UID, then the tag pairs). */
-  readonly tsuid?: Uint8Array;
-  /** A series found in an exported range: the annotations of its rows. */
-  readonly annotations?: Annotation[];
   /** Points read (inside the scan window), before downsampling. */
   readonly raw: number;
   /** Prepared (with a spec) or raw points. */
   readonly points: Points;
 }
 
-/** Rows and cells the worker read from exported ranges (the scan statistics). */
-export interface WorkerRead {
-  readonly rows: number;
-  readonly cells: number;
-}
-
 export type WorkerOut =
-  | { sid: number; series: WorkerSeries[]; read: WorkerRead }
+  | { sid: number; series: WorkerSeries[] }
   | { sid: number; bytes: Uint8Array }
   | { sid: number; scan: JsonPutScan | null; body: Uint8Array; error?: { name: string; code?: string; message: string } }
   | { sid: number; error: { name: string; code?: string; message: string } };
@@ -97,17 +68,6 @@ interface Session {
   points: number;
   block: PointBlock | undefined;
   failed: Error | undefined;
-  readonly keys: RangeSetup | undefined;
-  /** Series found in exported ranges, by the latin1 of their tag bytes. */
-  readonly found: Map<string, Found>;
-  rows: number;
-  cells: number;
-}
-
-interface Found {
-  readonly tsuid: Uint8Array;
-  readonly e: { p: Points; raw: number };
-  notes: Annotation[] | undefined;
 }
 
 const EMPTY_F64 = new Float64Array(0);
@@ -136,45 +96,11 @@ function appendTo(s: Session, e: { p: Points; raw: number }, block: PointBlock, 
   if (s.points > s.maxPoints) throw new TsdbError('TSDB_TOO_LARGE', `Query exceeded a limit: more than ${s.maxPoints} data points`);
 }
 
-/**
- * The rows of an exported range, as the main thread's scanner (scanner.ts onRow) would
- * take them: annotations collected, data points decoded into their series.
- */
-function onRange(s: Session, x: ExportedRange): void {
-  const k = s.keys;
-  if (k === undefined) throw new Error('decode worker: a range without the row key layout');
-  const w = k.widths;
-  const head = w.saltWidth + w.metric + 4;
-  readExportedRange(x, (row) => {
-    const cells = row.cells;
-    s.rows++;
-    s.cells += cells.length;
-    const notes = k.annotations !== undefined && hasAnnotationCell(cells) ? annotationsInCells(cells, k.annotations.startMs, k.annotations.endMs) : undefined;
-    const block = mergeRowCells(cells, s.block);
-    s.block = block;
-    if (block.count === 0 && (notes === undefined || notes.length === 0)) return;
-    const key = row.key;
-    const id = latin1(key.subarray(head));
-    let f = s.found.get(id);
-    if (f === undefined) {
-      const tsuid = new Uint8Array(w.metric + key.length - head);
-      tsuid.set(key.subarray(w.saltWidth, w.saltWidth + w.metric), 0);
-      tsuid.set(key.subarray(head), w.metric);
-      f = { tsuid, e: { p: { count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 }, raw: 0 }, notes: undefined };
-      s.found.set(id, f);
-    }
-    if (notes !== undefined && notes.length > 0) (f.notes ??= []).push(...notes);
-    if (block.count > 0) appendTo(s, f.e, block, baseTimeOfKey(k.widths, key) * 1000);
-  });
-}
-
 function onEnd(sid: number, s: Session): void {
   const preparer = s.spec === undefined ? undefined : new SeriesPreparer(s.spec);
   const out: WorkerSeries[] = [];
   const transfer: ArrayBuffer[] = [];
-  const found = [...s.found.values()].map((f) => ({ index: -1, raw: f.e.p, rawCount: f.e.raw, tsuid: f.tsuid, notes: f.notes }));
-  const sent = [...s.series].map(([index, { p: raw, raw: rawCount }]) => ({ index, raw, rawCount, tsuid: undefined, notes: undefined }));
-  for (const { index, raw, rawCount, tsuid, notes } of [...sent, ...found]) {
+  for (const [index, { p: raw, raw: rawCount }] of s.series) {
     const points = preparer === undefined ? raw : s.rowDs !== undefined ? preparer.prepareDownsampled(raw) : preparer.prepare(raw);
     // Own buffers of exactly the points, so the transfer moves nothing else.
     const own: Points = {
@@ -186,9 +112,9 @@ function onEnd(sid: number, s: Session): void {
     };
     transfer.push(own.ts.buffer as ArrayBuffer, own.values.buffer as ArrayBuffer, own.isInt.buffer as ArrayBuffer);
     if (own.exact !== undefined) transfer.push(own.exact.buffer as ArrayBuffer);
-    out.push({ index, raw: rawCount, points: own, ...(tsuid === undefined ? {} : { tsuid }), ...(notes === undefined ? {} : { annotations: notes }) });
+    out.push({ index, raw: rawCount, points: own });
   }
-  post({ sid, series: out, read: { rows: s.rows, cells: s.cells } }, transfer);
+  post({ sid, series: out }, transfer);
 }
 
 function post(msg: WorkerOut, transfer: ArrayBuffer[] = []): void {
@@ -230,7 +156,7 @@ parentPort!.on('message', (m: WorkerIn) => {
     const rowDs = m.spec === undefined ? undefined : rowDownsampleOf(m.spec.downsample);
     sessions.set(m.sid, {
       startMs: m.startMs, endMs: m.endMs, maxPoints: m.maxPoints, spec: m.spec, series: new Map(), rowDs,
-      points: 0, block: undefined, failed: undefined, keys: m.keys, found: new Map(), rows: 0, cells: 0,
+      points: 0, block: undefined, failed: undefined,
     });
     return;
   }
@@ -240,15 +166,13 @@ parentPort!.on('message', (m: WorkerIn) => {
     sessions.delete(m.sid);
     return;
   }
-  if (m.type === 'rows' || m.type === 'range') {
+  if (m.type === 'rows') {
     if (s.failed !== undefined) return;
     try {
-      if (m.type === 'rows') onRows(s, m.bytes);
-      else onRange(s, m.range);
+      onRows(s, m.bytes);
     } catch (err) {
       s.failed = err instanceof Error ? err : new Error(String(err));
       s.series.clear();
-      s.found.clear();
     }
     return;
   }

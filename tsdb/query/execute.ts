@@ -149,13 +149,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
   // Rows that hour summaries answer cost less to read here than to pack for a worker.
   const pool = q.delete || keys !== undefined || summaryUseOf(rowDownsample) !== undefined ? undefined : tsdb.queryDecodePool();
   const parallel = pool !== undefined && (await expectedRows(tsdb, sub, metricUid, win, tsdb.config.queryParallelMinRows)) >= tsdb.config.queryParallelMinRows;
-  const workerReads = tsdb.config.queryWorkerReads && tsdb.data.exportRange !== undefined;
-  const session = parallel ? pool.session({
-    startMs: win.startMs, endMs: win.endMs - 1, maxPoints: limits.maxPoints, spec: pipelineSpecOf(q, sub),
-    // Workers may read whole buckets themselves (exported ranges): they then find the
-    // series and annotations the scan would have.
-    ...(workerReads ? { keys: { widths: tsdb.widths, annotations: q.noAnnotations ? undefined : { startMs: q.startMs, endMs: q.endMs } } } : {}),
-  }) : undefined;
+  const session = parallel ? pool.session({ startMs: win.startMs, endMs: win.endMs - 1, maxPoints: limits.maxPoints, spec: pipelineSpecOf(q, sub) }) : undefined;
   let scanned: ScannedSeries[];
   try {
     // Every field named (undefined where unused): spreading optional fields cost ~1 µs a query.
@@ -165,7 +159,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
       rowKeys: q.delete ? true : undefined,
       keys,
       downsample: rowDownsample,
-      decode: session === undefined ? undefined : { session, workerOf: (salt: number, buckets: number) => pool!.workerOf(salt, buckets, workerReads) },
+      decode: session === undefined ? undefined : { session, workerOf: (salt: number, buckets: number) => pool!.workerOf(salt, buckets) },
     }, stats);
   } catch (err) {
     session?.cancel();

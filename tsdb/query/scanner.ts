@@ -173,7 +173,6 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
   if (ds !== undefined && !bucketsStayInRows(ds.intervalMs)) throw new RangeError(`rows cannot be downsampled one by one at ${ds.intervalMs} ms`);
   const summaryUse = summaryUseOf(ds);
   const remote = new Set<ScannedSeries>();
-  /** One row read: decoded here, or sent to `worker` (≥ 0) to be decoded there. */
   const annotate = req.annotations;
   /**
    * One row read: decoded here, or sent to `worker` (≥ 0) to be decoded there. Its values
@@ -228,14 +227,6 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
     const { start, end } = metricScanRange(w, salt, req.metricUid, startSec, endSec);
     const worker = decode === undefined ? -1 : decode.workerOf(salt, buckets);
     const spec = { start, end, families: [DATA_FAMILY], borrowValues: true, ...(req.filter === undefined ? {} : { filter: req.filter }) };
-    if (worker >= 0 && decode!.session.takesRanges && tsdb.data.exportRange !== undefined) {
-      // The whole bucket to the worker, which reads its rows itself (core: exportRange).
-      const range = await tsdb.data.exportRange(spec);
-      if (range !== undefined) {
-        decode!.session.addRange(worker, range);
-        return;
-      }
-    }
     const cur: SeriesCursor = { seen: [], next: 0 };
     for await (const rows of tsdb.data.scan({
       ...spec, batchRows: 256,
@@ -272,25 +263,12 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
   let out = list;
   if (decode !== undefined) {
     const done = await decode.session.finish();
-    for (const r of done.series) {
-      let s: ScannedSeries;
-      if (r.tsuid === undefined) s = list[r.index]!;
-      else {
-        // Found by the worker in a bucket it read itself: new to this thread.
-        s = { tsuid: r.tsuid, count: 0, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8 };
-        if (r.annotations !== undefined) s.annotations = r.annotations;
-        list.push(s);
-        remote.add(s);
-      }
+    for (const r of done) {
+      const s = list[r.index]!;
       s.count = r.raw;
       s.prepared = r.points;
       points += r.raw;
     }
-    if (stats !== undefined) {
-      stats.rows += done.read.rows;
-      stats.cells += done.read.cells;
-    }
-    if (list.length > maxSeries) throw tooLarge(`more than ${maxSeries} series`);
     if (points > maxPoints) throw tooLarge(`more than ${maxPoints} data points`);
     // A series of a worker's bucket whose rows held no point and no annotation is not one.
     out = list.filter((s) => !remote.has(s) || s.prepared !== undefined || (s.annotations?.length ?? 0) > 0);

@@ -97,7 +97,7 @@ describe('config file keys', () => {
       'horae.network.max_connections': '100', 'horae.query.timeout_ms': '30000',
       'horae.query.max_concurrent': '4', 'horae.query.queue_ms': '100',
       'horae.query.decode_threads': '1', 'horae.query.parallel_min_rows': '500', 'horae.query.exact_max_rows': '64',
-      'horae.query.last_cache_series': '1000', 'horae.query.worker_reads': 'true', 'horae.ingest.put_worker_scan': 'true',
+      'horae.query.last_cache_series': '1000', 'horae.ingest.put_worker_scan': 'true',
       'horae.ingest.group_window_ms': '40', 'horae.http.query_lane': 'false',
     };
     // horae.storage.* set the store's options (c.store), not TsdbConfig fields.

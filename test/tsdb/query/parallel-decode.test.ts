@@ -68,15 +68,20 @@ describe('parallel query decoding', () => {
     expect(pool.sessions).toBe(before + 2);
   });
 
-  it('keeps the point limit (413) and the unknown-metric answer (404) in parallel', async () => {
+  it('keeps the point and series limits (413) and the unknown-metric answer (404) in parallel', async () => {
     const T0 = Date.UTC(2026, 0, 1) / 1000;
     const b = await server({ ...PARALLEL, queryMaxPoints: 2500 }, (T0 + 7200) * 1000);
-    // 2000 points in each of two hours: one hour fits the limit, both do not.
+    const c = await server({ ...PARALLEL, queryMaxSeries: 10 }, (T0 + 7200) * 1000);
+    // 2000 points in each of two hours over 16 series: one hour fits the point limit, both do not.
     const body = Array.from({ length: 4000 }, (_, i) => ({ metric: 'm', timestamp: T0 + (i < 2000 ? i : 3600 + i - 2000), value: i, tags: { host: `h${i % 16}` } }));
     await put(b.app, body);
+    await put(c.app, body);
     const big = await query(b.app, { start: T0, end: T0 + 7199, queries: [{ metric: 'm', aggregator: 'sum' }] });
     expect(big.status).toBe(413);
     expect(big.body).toContain('more than 2500 data points');
+    const many = await query(c.app, { start: T0, end: T0 + 20, queries: [{ metric: 'm', aggregator: 'sum' }] });
+    expect(many.status).toBe(413);
+    expect(many.body).toContain('more than 10 series');
     expect((await query(b.app, { start: T0, queries: [{ metric: 'nope', aggregator: 'sum' }] })).status).toBe(404);
     const small = await query(b.app, { start: T0, end: T0 + 20, queries: [{ metric: 'm', aggregator: 'sum' }] });
     expect(small.status).toBe(200);
