@@ -212,7 +212,7 @@ export function printRun(name: string, run: number, s: RunSummary, unit: string)
     `p50 ${fmt(s.p50Ms)} ms p99 ${fmt(s.p99Ms)} ms max ${fmt(s.maxMs)} ms  ${extra}`);
 }
 
-/** The summary table, in Markdown (pasted into bench/README.md). */
+/** The summary table, in Markdown (printed after the runs). */
 export function table(results: readonly WorkloadResult[]): string {
   const lines = [
     '| workload | median ops/s | min–max ops/s | MB/s | p50 ms/call | p99 ms/call | max ms/call | notes |',

@@ -316,7 +316,7 @@ export function summarize(results: readonly RunResult[]): Summary[] {
 const int = (n: number): string => Math.round(n).toLocaleString('en-US');
 const f2 = (n: number | undefined): string => (n === undefined ? '' : n.toFixed(2));
 
-/** The Markdown table of the summaries (pasted into bench/README.md). */
+/** The Markdown table of the summaries (printed, and kept in the result file). */
 export function summaryTable(rows: readonly Summary[]): string {
   const lines = [
     '| system | workload | values | runs | points/s (median) | min–max | server CPU-s / M points | client CPU-s / M | peak RSS MiB | bytes/point (files) | bytes/point (du -sB1) | excl. WAL | after stop | settle CPU-s / M |',
