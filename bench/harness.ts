@@ -1,5 +1,5 @@
 /**
- * Shared pieces of the workload benchmarks (STYLE.md 2.11): the timing helpers, latency
+ * Shared pieces of the workload benchmarks: the timing helpers, latency
  * percentiles, the run summary (median/min/max over runs), the environment header, the
  * printed table and the JSON result file. Workload code lives in the *-bench.ts files.
  */

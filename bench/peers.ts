@@ -16,8 +16,8 @@
  * Checks that the peers are installed (`victoria-metrics`, `influxd` on PATH); if not,
  * says how to install them (`apt-get install -y --no-install-recommends victoria-metrics
  * influxdb`, Debian 12) and, unless --no-install, tries it. Every run starts a fresh
- * server process on loopback with a fresh data dir under os.tmpdir() (flags and config as
- * /work/shared/reference/peers.md: bench/peers/targets.ts), measures as bench/peers/run.ts
+ * server process on loopback with a fresh data dir under os.tmpdir() (flags and config in
+ * bench/peers/targets.ts), measures as bench/peers/run.ts
  * says (points/s until every point is visible, then counted by a query; server CPU from
  * /proc/<pid>/stat; VmHWM; bytes/point after each system's flush and merge), and stops the
  * server by PID (also on errors and on exit). Runs are interleaved (for each value mode and

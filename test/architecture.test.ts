@@ -1,5 +1,5 @@
 /**
- * Architecture rules as tests (STYLE.md 2.2, 2.6, 2.8, 2.10; Pebble internal/lint): the
+ * Architecture rules as tests (as Pebble's internal/lint does them): the
  * dependency direction between core/, tsdb/ and ui/, the file-system seam, banned
  * TypeScript constructs and calls, skipped tests, error codes, and import suffixes.
  *

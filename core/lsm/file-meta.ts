@@ -18,7 +18,7 @@ export interface FileMeta {
   readonly deletions: number;
 }
 
-/** SST property names the engine writes (see core/FORMAT.md, "SST properties"). */
+/** SST property names the engine writes (see core/FORMAT.md, "Properties block"). */
 export const PROP_MIN_TS = 'horae.minTs';
 export const PROP_MAX_TS = 'horae.maxTs';
 export const PROP_MIN_SEQ = 'horae.minSeq';

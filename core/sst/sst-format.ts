@@ -10,7 +10,7 @@
  *             index:<u64 off><u32 size> <u32 version> <u32 masked crc32c of bytes [0, 40)>
  *             <u64 magic "HORAESST">                                           (52 bytes)
  *
- * Integers are big-endian (FORMAT.md conventions). Pure data and pure functions; safe
+ * Integers are big-endian (core/FORMAT.md "Conventions"). Pure data and pure functions; safe
  * from any caller.
  */
 import { Packr } from 'msgpackr';

@@ -7,7 +7,7 @@ import { openFixture } from './helpers/tsdb-fixture.js';
 const T0 = 1356998400;
 
 describe('series index', () => {
-  it('stores the row SCHEMA.md shows for a first write', async () => {
+  it('stores the row tsdb/SCHEMA.md shows for a first write', async () => {
     const doc = hexExample(readFormatDoc('tsdb/SCHEMA.md'), 'Series index', 'tsdb/SCHEMA.md');
     const { tsdb, clock } = await openFixture({}, T0 * 1000);
     await tsdb.ingest.write([{ metric: 'm', timestamp: T0, value: 1, isInt: true, tags: [['host', 'a']] }]);

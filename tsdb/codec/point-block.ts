@@ -1,7 +1,7 @@
 /**
  * PointBlock: the points of one series-hour as parallel typed arrays, the unit the hour
  * codec (hour-codec.ts, format in tsdb/SCHEMA.md) encodes into one cell and
- * decodes back. Columnar so reads go straight into Float64Arrays (STYLE.md 2.1.8).
+ * decodes back. Columnar so reads go straight into Float64Arrays.
  *
  * Invariants (checked by the encoder): offsets strictly ascending in 0..3_599_999; arrays
  * hold at least `count` entries (they may be longer: spare capacity for reuse).

@@ -1,6 +1,6 @@
 /**
  * Cross-series aggregation with interpolation, modelled on OpenTSDB's
- * src/core/AggregationIterator.java (reference §3.8): per series a "current" and a
+ * src/core/AggregationIterator.java: per series a "current" and a
  * look-ahead "next" point; each step consumes the smallest next timestamp (every series
  * having it), and the output at that time aggregates every active series:
  * - a series is active from its first point until the step after its last one;
@@ -12,7 +12,7 @@
  * With rate, each series' first rate (against t = 0, see rate.ts) is consumed up front:
  * every such series is active from the start and that rate is never emitted.
  * Only steps with emitFrom <= t <= emitTo are computed and returned (the serializer's
- * trim, §3.13); a double result of ±Infinity fails the query as doubleValue() does.
+ * trim); a double result of ±Infinity fails the query as doubleValue() does.
  */
 import { TsdbError } from '../errors.js';
 import * as aggs from './aggregators.js';

@@ -1,5 +1,5 @@
 /**
- * OpenTSDB's aggregators (src/core/Aggregators.java; reference §3.9): every registered
+ * OpenTSDB's aggregators (src/core/Aggregators.java): every registered
  * name with its interpolation and its two code paths. `runLong` is used while every input
  * is an integer (long arithmetic: integer division for avg, truncating casts for dev and
  * the percentiles, int64 wrap-around), `runDouble` otherwise and always for downsampling.

@@ -1,7 +1,6 @@
 /**
  * Downsample specs of /api/query (OpenTSDB DownsamplingSpecification(String), FillPolicy,
- * and TSQuery's useCalendar/timezone; reference /work/shared/reference/
- * opentsdb-schema-query.md §3.10, opentsdb-surface.md §2, §4.3):
+ * and TSQuery's useCalendar/timezone):
  * `<n><unit>[c]-<fn>[-<fill>]`, split on `-` into 2 or 3 parts (Java split: a trailing
  * `-` is ignored). A first part containing `all` (`0all`, `all`) means one bucket per
  * series; a trailing `c` means calendar alignment; anything else is a duration (time.ts).

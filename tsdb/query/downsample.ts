@@ -1,6 +1,6 @@
 /**
  * Per-series downsampling (src/core/Downsampler.java, FillingDownsampler.java,
- * utils/DateTime#previousInterval; reference §3.10). Buckets are [start, start+interval);
+ * utils/DateTime#previousInterval). Buckets are [start, start+interval);
  * the bucket's value is the function's runDouble over its points; outputs are doubles.
  *
  * - fixed: bucket = ts − ts % interval (UTC epoch aligned);

@@ -1,6 +1,6 @@
 /**
  * Runs a parsed /api/query (query-spec.ts) against the store, sub-query by sub-query, as
- * OpenTSDB's TsdbQuery does (reference §3.2–§3.7):
+ * OpenTSDB's TsdbQuery does:
  *
  *   resolve the metric and the filters' tag names to UIDs (literals too) →
  *   plan the row-key regex the store evaluates (row-key-filter.ts) →

@@ -1,9 +1,8 @@
 /**
  * The body of GET /api/config/filters: every loaded tag-value filter type with the
  * `examples` and `description` strings its OpenTSDB class returns, verbatim (the static
- * examples()/description() of src/query/filter/TagV*Filter.java in 2.4/2.5; reference
- * /work/shared/reference/opentsdb-surface.md §4.6, §7 G8). `not_key` is absent because
- * OpenTSDB's registration of it is commented out. Grafana reads only the keys.
+ * examples()/description() of src/query/filter/TagV*Filter.java in 2.4/2.5). `not_key` is
+ * absent because OpenTSDB's registration of it is commented out. Grafana reads only the keys.
  */
 
 export interface FilterTypeInfo {

@@ -1,15 +1,15 @@
 /**
  * One sub-query group through OpenTSDB's arithmetic, in the order its code applies it
- * (reference /work/shared/reference/opentsdb-schema-query.md §3.7):
+ * (TsdbQuery, SpanGroup, AggregationIterator):
  *
- *   per series: points of the hour-aligned scan window (§3.3)
- *               → downsample (§3.10) → rate (§3.11)
- *   across series: aggregate with interpolation (§3.8, §3.9)
- *   serializer: keep start <= ts <= end (§3.13)
+ *   per series: points of the hour-aligned scan window
+ *               → downsample (Downsampler) → rate (RateSpan)
+ *   across series: aggregate with interpolation (AggregationIterator, Aggregators)
+ *   serializer: keep start <= ts <= end (HttpJsonSerializer)
  *
  * The aggregation runs over the scan window, so points outside [start, end] still feed
  * interpolation, the first rate and filled buckets. Aggregator `none` returns one output
- * per input series (no grouping, §3.6). Filtering and grouping happen before (the caller
+ * per input series (no grouping). Filtering and grouping happen before (the caller
  * passes one group's series).
  */
 import { TsdbError } from '../errors.js';
@@ -42,7 +42,7 @@ export interface ScanWindow {
 }
 
 /**
- * TsdbQuery#getScanStartTimeSeconds / #getScanEndTimeSeconds (§3.3), in ms: the start
+ * TsdbQuery#getScanStartTimeSeconds / #getScanEndTimeSeconds, in ms: the start
  * aligned down to the downsample interval then to the hour; the end as end_s + 1, then to
  * the next interval and up to the hour (or straight to the next hour without downsampling).
  * Calendar specs use their fixed-length interval here, as OpenTSDB does.

@@ -1,7 +1,6 @@
 /**
  * The validated /api/query request (OpenTSDB TSQuery / TSSubQuery#validateAndSetQuery,
- * DownsamplingSpecification; reference /work/shared/reference/opentsdb-schema-query.md
- * §3.1, §3.6, §3.10, §3.11 and opentsdb-surface.md §4.2, §4.3), built from the raw fields
+ * DownsamplingSpecification), built from the raw fields
  * both request syntaxes produce (query-spec.ts: POST JSON; query-string.ts: GET m=/tsuid=).
  * Immutable data; times are epoch ms. Errors are TSDB_ILLEGAL_ARGUMENT with OpenTSDB's text.
  *

@@ -1,9 +1,7 @@
 /**
  * The request side of /api/query: POST JSON here, GET m=/tsuid= in query-string.ts, both
  * validated by query-model.ts into an immutable TsQuery (OpenTSDB TSQuery / TSSubQuery as
- * Jackson maps them, HttpJsonSerializer#parseQueryV1; reference
- * /work/shared/reference/opentsdb-schema-query.md §3.1-§3.4, §3.6, opentsdb-surface.md
- * §4.2, §4.3, §7 for Grafana's two request shapes).
+ * Jackson maps them, HttpJsonSerializer#parseQueryV1; Grafana's two request shapes too).
  *
  * JSON mapping is as lenient as Jackson's: unknown fields are ignored; strings accept
  * numbers and booleans (`"start": 1356998400` is the string "1356998400", so 10 digits are

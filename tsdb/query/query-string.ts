@@ -1,8 +1,7 @@
 /**
  * GET /api/query: the query-string syntax (OpenTSDB QueryRpc#parseQuery,
  * #parseMTypeSubQuery, #parseTsuidTypeSubQuery, #parseRateOptions, #parsePercentiles and
- * Tags#parseWithMetricAndFilters; reference /work/shared/reference/opentsdb-schema-query.md
- * §3.1 "Legacy m= grammar", opentsdb-surface.md §0 #6-#7, §4.2, §4.3).
+ * Tags#parseWithMetricAndFilters).
  *
  *   m=<agg>:[<ds>:][rate[{[drop]counter[,<max>[,<reset>]]}]:][explicit_tags:]
  *     [percentiles[<p>,…]:][show-histogram-buckets:][pre-agg:][rollup_<usage>:]

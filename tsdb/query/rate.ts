@@ -1,6 +1,6 @@
 /**
- * Per-series rate of change (src/core/RateSpan.java, RateOptions.java; reference §3.11),
- * applied after downsampling and before cross-series aggregation (§3.7).
+ * Per-series rate of change (src/core/RateSpan.java, RateOptions.java), applied after
+ * downsampling and before cross-series aggregation.
  *
  * rate = Δv / (Δt_ms / 1000.0), always a double. Δv is computed in int64 when both points
  * are integers (then converted), in double otherwise. With `counter`, a negative Δv is a

@@ -1,10 +1,10 @@
 /**
  * The row-key filter OpenTSDB's scanner builds from a sub-query's tag filters
- * (TsdbQuery#findGroupBys, QueryUtil#getRowKeyUIDRegex / #getRowKeyTSUIDRegex; reference
- * /work/shared/reference/opentsdb-schema-query.md §3.4), for core's `keyRegex` RowFilter,
- * which matches the whole row key read as latin1 with `.` matching every byte
- * (core/api/store.ts RowFilter, core/api/filters.ts). The patterns therefore carry no
- * `(?s)`, `^` or `$`, quote UID bytes as `\xHH`, and use only RE2-compatible syntax.
+ * (TsdbQuery#findGroupBys, QueryUtil#getRowKeyUIDRegex / #getRowKeyTSUIDRegex), for
+ * core's `keyRegex` RowFilter, which matches the whole row key read as latin1 with `.`
+ * matching every byte (core/api/store.ts RowFilter, core/api/filters.ts). The patterns
+ * therefore carry no `(?s)`, `^` or `$`, quote UID bytes as `\xHH`, and use only
+ * RE2-compatible syntax.
  *
  * Planning, as OpenTSDB does it: filters are taken in tagk-UID order; every tagk mentioned
  * by a filter gets one entry in the key pattern: the union of the resolved literal UIDs of
@@ -182,7 +182,7 @@ export function tsuidKeyRegex(widths: SchemaWidths, tsuids: readonly Uint8Array[
 }
 
 /**
- * The FuzzyRowFilter OpenTSDB adds for explicitTags (§3.4): the metric and every tagk
+ * The FuzzyRowFilter OpenTSDB adds for explicitTags: the metric and every tagk
  * fixed, the salt, base time and tag values free. `tagks` in key order (sorted UIDs).
  */
 export function explicitTagsFuzzyRule(widths: SchemaWidths, metric: Uint8Array, tagks: readonly Uint8Array[]): FuzzyRule {

@@ -1,8 +1,7 @@
 /**
- * Point streams of the query pipeline (/work/shared/reference/opentsdb-schema-query.md
- * §3.7–§3.8): one decoded series as it enters, the per-series stage outputs (downsampled
- * buckets, rates) and the aggregated output. Everything is typed arrays, ascending by
- * timestamp (epoch ms), one point per ms.
+ * Point streams of the query pipeline (pipeline.ts): one decoded series as it enters,
+ * the per-series stage outputs (downsampled buckets, rates) and the aggregated output.
+ * Everything is typed arrays, ascending by timestamp (epoch ms), one point per ms.
  *
  * Integers: OpenTSDB keeps `long` arithmetic while every input is an integer. We carry
  * integers as Numbers; where a value may lie beyond ±2^53 the optional `exact` column holds

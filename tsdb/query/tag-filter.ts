@@ -1,6 +1,5 @@
 /**
- * Tag-value filters of /api/query (OpenTSDB src/query/filter/TagV*Filter.java; reference
- * /work/shared/reference/opentsdb-schema-query.md §3.2, opentsdb-surface.md §4.3, §4.6):
+ * Tag-value filters of /api/query (OpenTSDB src/query/filter/TagV*Filter.java):
  * the built-in types, their construction errors, their match semantics, the `type(expr)`
  * syntax, and the legacy tags map → filters conversion. Filters are immutable data.
  *

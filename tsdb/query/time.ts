@@ -1,7 +1,6 @@
 /**
  * OpenTSDB's time syntax for queries (src/utils/DateTime.java#parseDateTimeString and
- * #parseDuration; /work/shared/reference/opentsdb-schema-query.md §3.1 "Times",
- * opentsdb-surface.md §2). Every result is epoch milliseconds.
+ * #parseDuration). Every result is epoch milliseconds.
  *
  * - `<digits>ms` → those milliseconds; `now`; `<duration>-ago` (case-insensitive);
  * - `yyyy/MM/dd`, `yyyy/MM/dd[-| ]HH:mm`, `yyyy/MM/dd[-| ]HH:mm:ss`, chosen by the string's

@@ -2,9 +2,8 @@
  * Timezone arithmetic for the query path, on Intl only (no tz package): validating a zone
  * name, wall-clock fields of an instant in a zone, and the instant of wall-clock fields.
  * Used for absolute dates in a request `timezone` (time.ts; OpenTSDB's SimpleDateFormat
- * with setTimeZone) and for calendar-aligned downsampling (calendar.ts; OpenTSDB's
- * java.util.Calendar in `DateTime#previousInterval`). Reference:
- * /work/shared/reference/opentsdb-schema-query.md §3.1 "Times" and §3.10 "Calendar".
+ * with setTimeZone) and for calendar-aligned downsampling (downsample.ts CalendarGrid;
+ * OpenTSDB's java.util.Calendar in `DateTime#previousInterval`).
  *
  * Wall-clock → instant follows Java's lenient calendar: out-of-range fields roll over
  * (month 13, day 0, hour 24); a wall time skipped by a DST jump is read with the offset in

@@ -9,7 +9,7 @@
  *   query path must reject; the HTTP layer maps it to 400.
  *
  * Wrong arguments from our own code (a metric UID of the wrong width, an unaligned base
- * time) are plain RangeError/TypeError and are not meant to be caught (STYLE.md 2.6).
+ * time) are plain RangeError/TypeError and are not meant to be caught.
  */
 
 export class IllegalDataError extends Error {

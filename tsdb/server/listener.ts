@@ -1,6 +1,6 @@
 /**
  * One TCP port for HTTP and the telnet-style line protocol, as OpenTSDB serves both on
- * 4242 (opentsdb-surface.md finding 12, PipelineFactory.DetectHttpOrRpc): the first byte of
+ * 4242 (OpenTSDB's PipelineFactory.DetectHttpOrRpc): the first byte of
  * a connection decides. An uppercase ASCII letter ('A'..'Z': GET, POST, PUT, ...) makes it
  * HTTP; anything else (`put`, `version`, ...) makes it a telnet session.
  *

@@ -1,7 +1,7 @@
 /**
  * The connection to Bigtable: the raw GAPIC data and table-admin clients of
- * `@google-cloud/bigtable` 6.x (the high-level API turns binary qualifiers into UTF-8, see
- * /work/shared/reference/distributed.md §3d), with the library's own retries switched off
+ * `@google-cloud/bigtable` 6.x (the high-level API turns binary qualifiers into UTF-8),
+ * with the library's own retries switched off
  * on every call (errors surface at once; retry.ts decides) and a deadline on each.
  *
  * The emulator is reached through BIGTABLE_EMULATOR_HOST (or `endpoint`), over an

@@ -1,6 +1,6 @@
 /**
  * Grafana's OpenTSDB data source, replayed: both request shapes it sends (the current
- * backend path A, and the legacy frontend path B; ../shared/reference/ecosystem.md §6),
+ * backend path A, and the legacy frontend path B),
  * checking the fields Grafana reads.
  */
 import { gunzipSync } from 'node:zlib';

@@ -16,7 +16,7 @@ afterEach(async () => {
 });
 
 describe('/api/annotation', () => {
-  it('stores annotations where SCHEMA.md says, next to the points, and never as points', async () => {
+  it('stores annotations where tsdb/SCHEMA.md says, next to the points, and never as points', async () => {
     const { tsdb, clock } = await openFixture({}, (T0 + 100) * 1000);
     app = await buildServer({ tsdb });
     const doc = hexExample(readFormatDoc('tsdb/SCHEMA.md'), 'Annotations', 'tsdb/SCHEMA.md');

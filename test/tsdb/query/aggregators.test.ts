@@ -1,5 +1,5 @@
 /**
- * Every aggregator of OpenTSDB's registry (reference §3.9): the double path with its NaN
+ * Every aggregator of OpenTSDB's registry (Aggregators.java): the double path with its NaN
  * rules, the long path (integer division, truncating casts, int64 wrap through runBig),
  * the percentile estimators over 1..1000 (TestAggregators#testPercentiles) and the names
  * as /api/aggregators lists them.

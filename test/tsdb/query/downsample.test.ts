@@ -1,7 +1,8 @@
 /**
- * Downsampling (reference §3.10): fixed buckets, `all`, the seek to the scan start, every
- * fill policy, and calendar buckets (DateTime#previousInterval) in America/Denver across
- * DST, weeks, months, an hour grid in a half-hour zone, and wall-time resolution.
+ * Downsampling (OpenTSDB's Downsampler): fixed buckets, `all`, the seek to the scan
+ * start, every fill policy, and calendar buckets (DateTime#previousInterval) in
+ * America/Denver across DST, weeks, months, an hour grid in a half-hour zone, and
+ * wall-time resolution.
  */
 import { describe, expect, it } from 'vitest';
 import { getAggregator } from '../../../tsdb/query/aggregators.js';

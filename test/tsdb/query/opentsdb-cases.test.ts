@@ -1,7 +1,7 @@
 /**
- * The OpenTSDB conformance cases (test/fixtures/opentsdb-query-cases.json, a copy of
- * ../shared/cases/opentsdb-query-cases.json; format in
- * /work/shared/reference/opentsdb-schema-query.md §4.1) through runGroup. Storage-side
+ * The OpenTSDB conformance cases (test/fixtures/opentsdb-query-cases.json: each case names
+ * the OpenTSDB test it comes from; its shape is the `Case` interface below) through
+ * runGroup. Storage-side
  * steps that are not the pipeline's job are done by small local helpers: seconds → ms,
  * duplicate timestamps (fix_duplicates: the newest write wins), 4-byte floats, the legacy
  * `tags` map as filters + group-by, output tags/aggregateTags, and the serializer's

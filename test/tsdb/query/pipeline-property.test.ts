@@ -1,6 +1,6 @@
 /**
  * Property tests: runGroup over random series (seeded; TEST_SEED replays one) against a
- * slow reference written plainly from the reference text (§3.3, §3.7–§3.11): point objects,
+ * slow reference written plainly from OpenTSDB's rules (pipeline.ts): point objects,
  * Maps of buckets, BigInt for every long operation, the active window and the look-ahead
  * typing rule evaluated per output timestamp from scratch instead of with an iterator.
  */

@@ -1,5 +1,5 @@
 /**
- * runGroup end to end (reference §3.3, §3.7, §3.8): scan bounds, the serializer's trim, the
+ * runGroup end to end: scan bounds, the serializer's trim, the
  * active window, interpolation kinds, the integer/double typing with look-ahead, rate
  * aggregation without interpolation, int64 wrap-around, `none`, and errors.
  */

@@ -1,9 +1,7 @@
 /**
  * The /api/query request model (tsdb/query/query-spec.ts, query-model.ts,
  * downsample-spec.ts, query-string.ts): POST JSON as Jackson maps it, GET m=/tsuid=, and
- * OpenTSDB's validation messages (reference opentsdb-schema-query.md §3.1, §3.10;
- * opentsdb-surface.md §4.2, §4.3), plus Grafana's two request shapes (ecosystem.md §6.4,
- * §6.5; opentsdb-surface.md §7). Fixed `now` throughout.
+ * OpenTSDB's validation messages, plus Grafana's two request shapes. Fixed `now` throughout.
  */
 import { describe, expect, it } from 'vitest';
 import { isTsdbError } from '../../../tsdb/errors.js';

@@ -1,5 +1,5 @@
 /**
- * RateSpan (reference §3.11): per-second rates, the first rate against (0, 0), int64 deltas,
+ * RateSpan: per-second rates, the first rate against (0, 0), int64 deltas,
  * counters with counterMax / resetValue / dropResets, and non-increasing timestamps.
  */
 import { describe, expect, it } from 'vitest';

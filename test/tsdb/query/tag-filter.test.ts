@@ -1,8 +1,8 @@
 /**
  * Tag-value filters (tsdb/query/tag-filter.ts, filter-types.ts) and the row-key filter
- * built from them (row-key-filter.ts), against OpenTSDB's semantics (reference
- * opentsdb-schema-query.md §3.2, §3.4; the wildcard vectors are OpenTSDB's
- * TestTagVWildcardFilter). Key patterns are checked through core's own keyRegex evaluation.
+ * built from them (row-key-filter.ts), against OpenTSDB's semantics (the wildcard vectors
+ * are OpenTSDB's TestTagVWildcardFilter). Key patterns are checked through core's own
+ * keyRegex evaluation.
  */
 import { describe, expect, it } from 'vitest';
 import { compileReadFilter, fuzzyMatches } from '../../../core/api/filters.js';
@@ -158,7 +158,7 @@ describe('type(expr) syntax and the legacy tags map', () => {
   });
 });
 
-describe('row-key filter (§3.4)', () => {
+describe('row-key filter', () => {
   const W: SchemaWidths = { metric: 3, tagk: 3, tagv: 3, saltWidth: 0, saltBuckets: 1 };
   const u = (...b: number[]): Uint8Array => Uint8Array.from(b);
   const HOST = u(0, 0, 1), DC = u(0, 0, 3), RACK = u(0, 0, 2);

@@ -1,6 +1,5 @@
 /**
- * OpenTSDB's query time syntax (tsdb/query/time.ts, tz.ts; reference
- * opentsdb-schema-query.md §3.1 "Times", opentsdb-surface.md §2). Every case uses a fixed
+ * OpenTSDB's query time syntax (tsdb/query/time.ts, tz.ts). Every case uses a fixed
  * `now`; expected instants were computed independently (Python zoneinfo).
  */
 import { describe, expect, it } from 'vitest';

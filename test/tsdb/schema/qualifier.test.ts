@@ -67,7 +67,7 @@ describe('point qualifiers (OpenTSDB TestInternal)', () => {
   });
 });
 
-describe('qualifier kinds (reference §1.3)', () => {
+describe('qualifier kinds', () => {
   it.each([
     ['0037', QualifierKind.SecondPoint],
     ['e0f7', QualifierKind.SecondPoint],

@@ -117,7 +117,7 @@ describe('metric scan range', () => {
     const r = metricScanRange(DEFAULT_WIDTHS, 8, M1, H2013 + 17, H2013 + 3599);
     expect(toHex(r.start)).toBe('0800000150e22700');
     expect(toHex(r.end)).toBe('0800000150e23510');
-    // reference §3.3: any end second or ms in hour H scans up to H + 3600
+    // TsdbQuery's scan end: any end second or ms in hour H scans up to H + 3600
     for (const end of [H2013 + 3600, H2013 + 7199, (H2013 + 3600) * 1000, (H2013 + 7199) * 1000 + 999]) {
       expect(toHex(metricScanRange(DEFAULT_WIDTHS, 8, M1, H2013, end).end)).toBe('0800000150e24320');
     }

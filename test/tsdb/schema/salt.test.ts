@@ -8,7 +8,7 @@ import {
 import { DEFAULT_WIDTHS } from '../../../tsdb/schema/widths.js';
 import type { SchemaWidths } from '../../../tsdb/schema/widths.js';
 
-/** OpenTSDB TestRowKey vectors (reference §1.2): metric, tag bytes, salt; width 1, 20 buckets. */
+/** OpenTSDB TestRowKey vectors: metric, tag bytes, salt; width 1, 20 buckets. */
 const VECTORS: ReadonlyArray<readonly [string, string, number]> = [
   ['000001', '000001000001', 0x08],
   ['000001', '000001000001'.repeat(2), 0x10],

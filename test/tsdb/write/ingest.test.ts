@@ -17,7 +17,7 @@ describe('Ingestor', () => {
     const rows = [];
     for await (const batch of tsdb.data.scan({})) rows.push(...batch);
     expect(rows).toHaveLength(1);
-    // metric 000001, tagk 000001, tagv 000001: salt 0x08 (SCHEMA.md's salt table)
+    // metric 000001, tagk 000001, tagv 000001: salt 0x08 (tsdb/SCHEMA.md's salt table)
     expect(toHex(rows[0]!.key)).toBe('08' + '000001' + '50e22700' + '000001' + '000001');
     expect(rows[0]!.cells.map((c) => [c.family, toHex(c.qualifier), toHex(c.value)])).toEqual([[DATA_FAMILY, '0030', '07']]);
   });

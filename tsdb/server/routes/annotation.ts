@@ -1,6 +1,6 @@
 /**
  * /api/annotation (alias /api/annotations) and /api/annotation/bulk, as OpenTSDB serves
- * them (opentsdb-surface.md §4.10):
+ * them:
  *
  *   GET    ?start_time=&tsuid=      → the annotation, 404 "Unable to locate annotation in storage"
  *   POST   {annotation}             → merged with the stored one (304 when nothing changed)
