@@ -105,11 +105,6 @@ export interface TsdbConfig {
   /** Longest telnet line in bytes; a longer one gets an error line and the connection is closed. */
   readonly telnetMaxLineBytes: number;
   /**
-   * Worker threads that frame and parse telnet put lines (tsdb/server/telnet/parse-pool.ts;
-   * horae.ingest.parse_threads); 0: the main thread parses.
-   */
-  readonly ingestParseThreads: number;
-  /**
    * /api/put JSON bodies of 64 KiB or more are scanned on a query decode worker
    * (routes/put.ts). On by default since the group window: on 2 cores HTTP JSON ingest
    * gained 8-13% points/s for 8-10% more CPU a point (bench/README.md).
@@ -137,16 +132,6 @@ export interface TsdbConfig {
  */
 export function defaultDecodeThreads(cores: number): number {
   return cores <= 1 ? 0 : Math.min(3, cores - 1);
-}
-
-/**
- * Telnet parse workers by default: none. On 2 cores a worker did not raise points/s and
- * cost 15-35% more server CPU per point (a message to and from the worker costs about
- * what parsing its lines in the main thread does; bench/README.md, "Telnet parsing on a
- * worker"). Not measured on more cores; `horae.ingest.parse_threads = 1` to try.
- */
-export function defaultParseThreads(_cores: number): number {
-  return 0;
 }
 
 export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
@@ -192,7 +177,6 @@ export const DEFAULT_TSDB_CONFIG: TsdbConfig = {
   httpKeepAliveTimeoutMs: 65_000,
   telnetIdleTimeoutMs: 600_000,
   telnetMaxLineBytes: 64 * 1024,
-  ingestParseThreads: defaultParseThreads(availableParallelism()),
   ingestPutWorkerScan: true,
   ingestGroupWindowMs: 40,
   maxConnections: 4096,
@@ -229,7 +213,6 @@ export function resolveTsdbConfig(overrides: Partial<TsdbConfig> = {}): TsdbConf
   int('httpKeepAliveTimeoutMs', 100, 1e9);
   int('telnetIdleTimeoutMs', 0, 1e9);
   int('telnetMaxLineBytes', 1024, 64 * 1024 * 1024);
-  int('ingestParseThreads', 0, 64);
   int('ingestGroupWindowMs', 0, 1000);
   int('maxConnections', 0, 1e7);
   int('queryTimeoutMs', 0, 1e9);

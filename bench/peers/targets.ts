@@ -94,10 +94,10 @@ export interface HoraeStartOptions {
 }
 
 export async function startHorae(opts: HoraeStartOptions = {}): Promise<Target> {
-  // A misspelt key (or a config-file name such as horae.ingest.parse_threads) would
+  // A misspelt key (or a config-file name such as horae.ingest.group_window_ms) would
   // otherwise be ignored, and the run measure the defaults under another name.
   const unknown = Object.keys(opts.config ?? {}).filter((k) => !(k in DEFAULT_TSDB_CONFIG));
-  if (unknown.length > 0) throw new Error(`unknown TsdbConfig field(s) ${unknown.join(', ')} (use field names, e.g. ingestParseThreads)`);
+  if (unknown.length > 0) throw new Error(`unknown TsdbConfig field(s) ${unknown.join(', ')} (use field names, e.g. ingestGroupWindowMs)`);
   const dir = tempDir('horae-ingest-');
   const child = forkScript(benchScript(import.meta.url, './horae-server.js'), [JSON.stringify({ dir, ...(opts.config === undefined ? {} : { config: opts.config }), ...(opts.store === undefined ? {} : { store: opts.store }) })], opts.nodeArgs ?? []);
   const ipc = new IpcChannel(child, 'horae-server');

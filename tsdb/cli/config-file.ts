@@ -155,7 +155,6 @@ const HORAE_FIELDS: Readonly<Record<string, KeySpec>> = {
   'horae.http.keep_alive_timeout_ms': field('httpKeepAliveTimeoutMs', int(100, 1e9), 'idle keep-alive connections closed after'),
   'horae.telnet.idle_timeout_ms': field('telnetIdleTimeoutMs', int(0, 1e9), 'idle telnet connections closed after (0: never)'),
   'horae.telnet.max_line_bytes': field('telnetMaxLineBytes', int(1024, 64 * 1024 * 1024), 'longest telnet line (connection closed beyond)'),
-  'horae.ingest.parse_threads': field('ingestParseThreads', int(0, 64), 'worker threads that frame and parse telnet put lines (default 0: the main thread; see bench/README.md)'),
   'horae.ingest.put_worker_scan': field('ingestPutWorkerScan', parseBoolValue, 'scan /api/put JSON bodies of 64 KiB or more on a query decode worker (default on: more points/s for a little more CPU a point; see tsdb/OPERATOR.md)'),
   'horae.ingest.group_window_ms': field('ingestGroupWindowMs', int(0, 1000), 'while writers stream, a write group smaller than the recent ones waits for more points, up to this many ms after the last (0: never; see tsdb/OPERATOR.md)'),
   'horae.network.max_connections': field('maxConnections', int(0, 1e7), 'open connections at most (0: no limit)'),

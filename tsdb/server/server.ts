@@ -16,7 +16,6 @@ import { StoreHealth, checkSstsInBackground } from './store-check.js';
 import type { StoreFileProblem } from './store-check.js';
 import { listen } from './listener.js';
 import type { Listener } from './listener.js';
-import type { ParsePoolStats } from './telnet/parse-pool.js';
 import type { TelnetOptions } from './telnet/telnet-session.js';
 import { tsdbTelnetBackend } from './telnet/tsdb-telnet-backend.js';
 
@@ -54,15 +53,6 @@ export interface RunningServer {
   stop(): Promise<void>;
 }
 
-function parseWorkerStats(p: ParsePoolStats | undefined): Record<string, number> {
-  if (p === undefined) return {};
-  return {
-    'horae.telnet.parse_threads': p.threads,
-    'horae.telnet.parsed_in_worker': p.parsedLines,
-    'horae.telnet.parse_worker_crashes': p.crashes,
-  };
-}
-
 export async function startServer(opts: StartServerOptions): Promise<RunningServer> {
   let state = 'startup';
   const health = new StoreHealth();
@@ -74,7 +64,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     ...(opts.now === undefined ? {} : { now: opts.now }),
   });
   let listener: Listener | undefined;
-  const telnet = tsdbTelnetBackend(tsdb, status, opts.log === undefined ? {} : { log: opts.log });
+  const telnet = tsdbTelnetBackend(tsdb, status);
   const auth = opts.auth ?? tokenAuthOf(tsdb.config);
   const app = await buildServer({
     tsdb,
@@ -96,7 +86,6 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
         'horae.telnet.lines_too_long': s.telnet.linesTooLong,
         'horae.telnet.batches': s.telnet.batches,
         'horae.telnet.pauses': s.telnet.pauses,
-        ...parseWorkerStats(telnet.parsePool?.stats()),
       };
     },
   });
@@ -131,7 +120,6 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
       stopping ??= (async () => {
         state = 'shutting-down';
         await l.close();
-        await telnet.close();
         await app.close();
         await tsdb.close();
         if (opts.ownsStore !== false) await opts.store.close();

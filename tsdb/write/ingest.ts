@@ -213,10 +213,10 @@ export class Ingestor {
   private cells = 0;
   /**
    * Every entry still referenced anywhere, by its row-key template: a series created again
-   * (after dropCaches or an eviction) while a byte cache or a telnet parse worker's table
-   * still holds its old entry gets that same entry, since a write group tells series apart
-   * by entry: two entries of one series in a group would write one row twice in one
-   * mutation, and which of its points wins would then depend on their qualifiers.
+   * (after dropCaches or an eviction) while a byte cache still holds its old entry gets
+   * that same entry, since a write group tells series apart by entry: two entries of one
+   * series in a group would write one row twice in one mutation, and which of its points
+   * wins would then depend on their qualifiers.
    */
   private readonly live = new Map<string, WeakRef<SeriesEntry>>();
   private readonly reaper = new FinalizationRegistry<string>((key) => {

@@ -37,10 +37,7 @@ interface Slot<T> {
 const MIN_BUCKETS = 1024;
 const EMPTY_VIEW: DataView = new DataView(new ArrayBuffer(0));
 
-/**
- * `T`: what a series maps to — its SeriesEntry on the main thread, a series number in a
- * telnet parse worker (parse-worker.ts), which has no entries.
- */
+/** `T`: what a series maps to (its SeriesEntry; tests map to anything). */
 export class SeriesByteCache<T = SeriesEntry> {
   private buckets: (Slot<T> | undefined)[] = new Array<Slot<T> | undefined>(MIN_BUCKETS).fill(undefined);
   private mask = MIN_BUCKETS - 1;

@@ -93,7 +93,7 @@ describe('config file keys', () => {
       'horae.query.allow_delete': 'true', 'horae.query.max_series': '10', 'horae.query.max_points': '1000',
       'horae.auth.tokens_file': '', 'horae.auth.tokens': 'read-token-0123456789 read', 'horae.http.max_header_bytes': '8192',
       'horae.http.max_url_bytes': '4096', 'horae.http.headers_timeout_ms': '5000', 'horae.http.request_timeout_ms': '9000',
-      'horae.http.keep_alive_timeout_ms': '1000', 'horae.telnet.idle_timeout_ms': '0', 'horae.telnet.max_line_bytes': '2048', 'horae.ingest.parse_threads': '0',
+      'horae.http.keep_alive_timeout_ms': '1000', 'horae.telnet.idle_timeout_ms': '0', 'horae.telnet.max_line_bytes': '2048',
       'horae.network.max_connections': '100', 'horae.query.timeout_ms': '30000',
       'horae.query.max_concurrent': '4', 'horae.query.queue_ms': '100',
       'horae.query.decode_threads': '1', 'horae.query.parallel_min_rows': '500', 'horae.query.exact_max_rows': '64',

@@ -3,16 +3,13 @@
  * sockets with a fake TelnetBackend — framing (CRLF, runs of spaces, split chunks, UTF-8 /
  * latin1), commands and their exact wording, reply ordering behind held batches,
  * backpressure (a held backend stops the reading; an overloaded one too), a client that
- * never reads, exit, half-close, idle timeout and the line-length limit. The session tests
- * run twice: parsing in the session's thread, and on a parse worker (parse-pool.ts; the
- * fake backend teaches it no series, so every line comes back from the worker raw).
+ * never reads, exit, half-close, idle timeout and the line-length limit.
  */
 import { once } from 'node:events';
 import { connect, createServer } from 'node:net';
 import type { Server, Socket } from 'node:net';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { LineSplitter, splitWords } from '../../../tsdb/server/telnet/line-splitter.js';
-import { PutParsePool } from '../../../tsdb/server/telnet/parse-pool.js';
 import type { PutLines, TelnetBackend } from '../../../tsdb/server/telnet/telnet-backend.js';
 import { putWords } from '../../../tsdb/server/telnet/line-splitter.js';
 import {
@@ -23,12 +20,8 @@ import type { TelnetOptions, TelnetStats } from '../../../tsdb/server/telnet/tel
 // -------------------------------------------------------------------------------------
 // Fakes and harness
 
-/** Parse workers of the FakeBackends made next (set per describe block). */
-let parseThreads = 0;
-
 /** Rejects values that are not numbers and metrics named unknown.*; can hold every batch. */
 class FakeBackend implements TelnetBackend {
-  readonly parsePool: PutParsePool<unknown> | undefined = parseThreads > 0 ? new PutParsePool(parseThreads, 1000) : undefined;
   readonly batches: string[][][] = [];
   lines = 0;
   hold = false;
@@ -164,7 +157,6 @@ afterEach(async () => {
   for (const b of done) { b.release(); b.setOverloaded(false); }
   for (const s of openSockets.splice(0)) s.destroy();
   await Promise.all(servers.splice(0).map((s) => new Promise((r) => s.close(r))));
-  await Promise.all(done.map((b) => b.parsePool?.close()));
 });
 
 // -------------------------------------------------------------------------------------
@@ -206,8 +198,7 @@ describe('LineSplitter and splitWords', () => {
   });
 });
 
-describe.each([0, 1])('TelnetSession (parse threads: %i)', (threads) => {
-  beforeEach(() => { parseThreads = threads; });
+describe('TelnetSession', () => {
 
   it('passes put words to the backend: CRLF, double and trailing spaces, tabs, chunk splits', async () => {
     const b = new FakeBackend();
@@ -396,9 +387,8 @@ describe.each([0, 1])('TelnetSession (parse threads: %i)', (threads) => {
         throw new Error(`put lines still moving: ${now}`);
       }
     }, { timeout: 20_000, interval: 300 });
-    // One 64 KiB chunk of ~20-byte lines may overshoot the limit; with a parse worker, up
-    // to 512 KiB more that was at the worker when the session paused.
-    const bound = opts.maxInFlightLines + (65536 + (threads > 0 ? 524288 : 0)) / 16;
+    // One 64 KiB chunk of ~20-byte lines may overshoot the limit.
+    const bound = opts.maxInFlightLines + 65536 / 16;
     expect(seen).toBeLessThanOrEqual(bound);
     expect(b.lines).toBeLessThanOrEqual(opts.maxBatchLines * opts.maxInFlightBatches);
     await sleep(200);

@@ -7,36 +7,24 @@
  * reply line per failed `put`, nothing for a success; see the reference notes in
  * shared/reference/opentsdb-surface.md section 5.
  */
-import type { ParsedChunk } from './parsed-chunk.js';
-import type { PutParsePool } from './parse-pool.js';
 
 /**
- * The `put` lines of one batch, in line order. Raw lines are byte ranges of the buffers
- * they arrived in (the socket's chunks), not decoded: raw line i is
- * `buf(i)[start(i), end(i))`, starting with `put`, terminator removed. Nothing is made per
+ * The `put` lines of one batch, in line order, as byte ranges of the buffers they arrived
+ * in (the socket's chunks), not decoded: line i is `buf(i)[start(i), end(i))`, starting
+ * with `put`, terminator removed. Nothing is made per
  * line: the ranges sit in typed columns that grow by doubling, and a chunk is recorded
  * once for its run of lines (`buf(i)` looks it up). Before, three JS arrays (a chunk
  * reference and two numbers, 8 bytes each, regrown by `push`) made ~70 bytes of young
  * garbage a line, most of a telnet server's scavenges. `line(i)` makes a view (the slow
- * path, tests). With parse workers (parse-pool.ts) most lines come already parsed, as
- * points in `parsed`, each placed among the raw lines by `rawBefore`.
+ * path, tests).
  */
 export class PutLines {
-  /** Every line of the batch: raw and parsed. */
   count = 0;
-  /** Lines a parse worker parsed (undefined: none). */
-  parsed: ParsedPuts | undefined;
-  private raw = 0;
   private starts = new Int32Array(INITIAL_LINES);
   private ends = new Int32Array(INITIAL_LINES);
   /** Raw line i is in `chunks[chunkOf[i]]`. */
   private chunkOf = new Int32Array(INITIAL_LINES);
   private readonly chunks: Uint8Array[] = [];
-
-  /** Raw lines. */
-  get rawCount(): number {
-    return this.raw;
-  }
 
   add(buf: Uint8Array, start: number, end: number): void {
     const chunks = this.chunks;
@@ -45,45 +33,38 @@ export class PutLines {
       chunks.push(buf);
       c++;
     }
-    const i = this.raw;
+    const i = this.count;
     if (i === this.starts.length) this.grow();
     this.starts[i] = start;
     this.ends[i] = end;
     this.chunkOf[i] = c;
-    this.raw = i + 1;
-    this.count++;
+    this.count = i + 1;
   }
 
-  /** Points k..k+n-1 of a parsed chunk, after the raw lines added so far. */
-  addParsed(c: ParsedChunk, k: number, n: number): void {
-    (this.parsed ??= new ParsedPuts()).addRun(c, k, n, this.raw);
-    this.count += n;
-  }
-
-  /** The buffer raw line i lies in. */
+  /** The buffer line i lies in. */
   buf(i: number): Uint8Array {
     return this.chunks[this.chunkOf[i]!]!;
   }
 
-  /** Where raw line i starts in buf(i). */
+  /** Where line i starts in buf(i). */
   start(i: number): number {
     return this.starts[i]!;
   }
 
-  /** Where raw line i ends in buf(i) (exclusive, terminator removed). */
+  /** Where line i ends in buf(i) (exclusive, terminator removed). */
   end(i: number): number {
     return this.ends[i]!;
   }
 
-  /** Raw line i as a view of its buffer. */
+  /** Line i as a view of its buffer. */
   line(i: number): Uint8Array {
     return this.buf(i).subarray(this.starts[i], this.ends[i]);
   }
 
-  /** Every raw line as a view (tests, fakes). */
+  /** Every line as a view (tests, fakes). */
   lines(): Uint8Array[] {
-    const out: Uint8Array[] = new Array(this.raw);
-    for (let i = 0; i < this.raw; i++) out[i] = this.line(i);
+    const out: Uint8Array[] = new Array(this.count);
+    for (let i = 0; i < this.count; i++) out[i] = this.line(i);
     return out;
   }
 
@@ -105,47 +86,11 @@ export class PutLines {
 /** Lines a new batch has room for before its columns first grow. */
 const INITIAL_LINES = 1024;
 
-/**
- * Put lines parsed by a worker: point i is of series `entries[i]` (opaque here: the
- * backend's SeriesEntry), and comes after `rawBefore[i]` of the batch's raw lines.
- * Columns grow by doubling.
- */
-export class ParsedPuts {
-  count = 0;
-  entries: unknown[] = [];
-  timestamps = new Float64Array(4096);
-  values = new Float64Array(4096);
-  ints = new Uint8Array(4096);
-  rawBefore = new Int32Array(4096);
-
-  addRun(c: ParsedChunk, k: number, n: number, rawBefore: number): void {
-    const at = this.count;
-    const end = at + n;
-    if (end > this.timestamps.length) this.grow(end);
-    this.timestamps.set(c.timestamps.subarray(k, k + n), at);
-    this.values.set(c.values.subarray(k, k + n), at);
-    this.ints.set(c.ints.subarray(k, k + n), at);
-    this.rawBefore.fill(rawBefore, at, end);
-    const e = this.entries;
-    for (let i = 0; i < n; i++) e.push(c.entries[k + i]);
-    this.count = end;
-  }
-
-  private grow(min: number): void {
-    let m = this.timestamps.length * 2;
-    while (m < min) m *= 2;
-    const ts = new Float64Array(m); ts.set(this.timestamps); this.timestamps = ts;
-    const vs = new Float64Array(m); vs.set(this.values); this.values = vs;
-    const is = new Uint8Array(m); is.set(this.ints); this.ints = is;
-    const rb = new Int32Array(m); rb.set(this.rawBefore); this.rawBefore = rb;
-  }
-}
-
 export interface TelnetBackend {
   /**
    * Writes a batch of `put` lines (PutLines: byte ranges of the received chunks; not
-   * decoded — `putWords(batch.line(i))` in line-splitter.ts gives the words after `put`
-   * — and, with `parsePool`, points its workers parsed). A line may have fewer than the
+   * decoded — `putWords(batch.line(i))` in line-splitter.ts gives the words after `put`).
+   * A line may have fewer than the
    * 4 words after `put` a point needs (metric, timestamp, value, one tag): the backend
    * answers it `put: illegal argument: not enough arguments (need least 4, got N)`. The
    * chunks are never modified by the session, and it keeps no reference to them once the
@@ -199,11 +144,4 @@ export interface TelnetBackend {
 
   /** Reply to `status` (OpenTSDB 2.5): `startup`, `ok`, `partial`, `error` or `shutting-down`. */
   status(): string;
-
-  /**
-   * Parse workers (horae.ingest.parse_threads): sessions hand their chunks to it and get
-   * lines back parsed, the known series as points in `PutLines.parsed` (whose entries
-   * the backend taught the pool). Undefined: sessions parse in the main thread.
-   */
-  readonly parsePool?: PutParsePool<unknown>;
 }

@@ -14,23 +14,11 @@
  * TCP then slows the client. Replies never push back: one is written only while
  * `socket.writableLength` is under `replyBufferBytes`, otherwise it is dropped and counted
  * in `writesBlocked` (as OpenTSDB does) — tcollector and collectd never read replies.
- *
- * Parse workers (backend.parsePool, parse-pool.ts): chunks go to a worker, which frames
- * and parses them; its answers come back in chunk order and are taken line by line
- * exactly as the in-thread splitter's lines are (commands, auth, errors, batching), so
- * only where the parsing happens differs. Until a chunk is answered the session keeps it
- * (and the bytes of an unterminated line the worker holds): if the worker dies, the
- * session parses them itself and goes on in its own thread. The socket is also paused
- * while `MAX_BYTES_AT_WORKER` are unanswered; an end of input, an idle timeout or a
- * shutdown takes effect once every chunk received before it has been answered.
  */
 import type { Socket } from 'node:net';
 import type { Authenticator, Role } from '../auth.js';
 import { LineSplitter, splitWords } from './line-splitter.js';
 import type { LineSink } from './line-splitter.js';
-import type { ParseStream } from './parse-pool.js';
-import type { ParsedChunk } from './parsed-chunk.js';
-import { OP_RAW_PUT, OP_TEXT } from './parsed-chunk.js';
 import { PutLines } from './telnet-backend.js';
 import type { TelnetBackend } from './telnet-backend.js';
 
@@ -45,7 +33,7 @@ export interface TelnetOptions {
    * resolved while the previous one syncs; later lines coalesce into a waiting batch. */
   readonly maxInFlightBatches: number;
   /** Put lines received but not yet acknowledged (waiting or running) at which the socket
-   * is paused. One chunk (≤ 64 KiB) may overshoot it, plus 512 KiB with a parse worker. Default 20000. */
+   * is paused. One chunk (≤ 64 KiB) may overshoot it. Default 20000. */
   readonly maxInFlightLines: number;
   /** Reply slots queued behind an unfinished one at which the socket is paused. Default 1024. */
   readonly maxQueuedReplies: number;
@@ -100,20 +88,6 @@ export function unknownCommandLine(cmd: string): string {
   return `unknown command: ${cmd}.  Try \`help'.`;
 }
 
-/**
- * Received bytes a connection may have at its parse worker, unanswered, before its socket
- * is paused: two messages. Lines at the worker are not yet counted against
- * maxInFlightLines, so with a worker the limit may be overshot by this much more.
- */
-const MAX_BYTES_AT_WORKER = 512 * 1024;
-/**
- * Chunks go to the worker as one message once this many bytes are waiting, or at the end
- * of the event loop's turn: a postMessage with a transferred buffer costs 25-100 µs
- * (Node 20), about what parsing 100-200 lines does, so messages must be big to pay.
- */
-const POST_BYTES = 256 * 1024;
-const NO_BYTES = Buffer.alloc(0);
-
 /** `droppable`: error lines (puts, unknown commands), dropped when the client does not read; answers to commands never are. */
 interface Slot { done: boolean; lines: readonly string[]; readonly end: boolean; readonly droppable: boolean }
 interface Batch { readonly slot: Slot; readonly lines: PutLines }
@@ -146,20 +120,6 @@ export class TelnetSession {
   private readonly auth: Authenticator | undefined;
   /** What this connection may do: everything without authentication, nothing until `auth`. */
   private role: Role | undefined;
-  /** The parse worker's stream (undefined: parsing in this thread). */
-  private stream: ParseStream<unknown> | undefined;
-  /** Messages at the worker, unanswered, in order; their bytes and those still to post. */
-  private atWorker: Buffer[] = [];
-  private atWorkerBytes = 0;
-  /** Chunks of this turn of the event loop, not yet posted. */
-  private toPost: Buffer[] = [];
-  private toPostBytes = 0;
-  private postScheduled = false;
-  /** The unterminated line the worker holds after the answered chunks (a copy). */
-  private tail: Buffer = NO_BYTES;
-  /** The client ended, or shutdown() was asked, while chunks were at the worker. */
-  private endAfterWorker = false;
-  private shutdownAfterWorker = false;
   private resolveFinished!: () => void;
   /** Resolves once the socket is closed and no batch of this session is waiting or running. */
   readonly finished: Promise<void>;
@@ -185,10 +145,6 @@ export class TelnetSession {
       },
     };
     this.finished = new Promise((resolve) => { this.resolveFinished = resolve; });
-    this.stream = backend.parsePool?.open(opts.maxLineBytes, {
-      parsed: (c) => this.guard(() => this.onParsed(c)),
-      crashed: () => this.guard(() => this.onWorkerLost()),
-    });
     socket.on('data', (chunk: Buffer) => this.guard(() => this.onData(chunk)));
     socket.on('end', () => this.guard(() => this.onEnd()));
     socket.on('error', () => { this.stats.socketErrors++; });
@@ -207,12 +163,6 @@ export class TelnetSession {
   /** Graceful end: parse no more input, finish queued work, write its replies, close. */
   shutdown(): void {
     if (this.stopping || this.closed) return;
-    if (this.atWorker.length > 0 || this.toPost.length > 0) {
-      // The chunks received before are parsed first (as they would have been at once in this thread).
-      this.shutdownAfterWorker = true;
-      this.updateFlow();
-      return;
-    }
     this.stop([]);
     this.afterInput();
   }
@@ -227,162 +177,18 @@ export class TelnetSession {
   }
 
   private onData(chunk: Buffer): void {
-    if (this.stopping || this.shutdownAfterWorker || this.endAfterWorker) return;
-    if (this.stream !== undefined) {
-      this.toPost.push(chunk);
-      this.toPostBytes += chunk.length;
-      this.atWorkerBytes += chunk.length;
-      if (this.toPostBytes >= POST_BYTES) {
-        this.post();
-      } else if (!this.postScheduled) {
-        this.postScheduled = true;
-        setImmediate(() => {
-          this.postScheduled = false;
-          this.guard(() => this.post());
-        });
-      }
-      this.updateFlow();
-      return;
-    }
-    this.parseHere(chunk);
-    this.afterInput();
-  }
-
-  /** Sends the chunks not yet posted to the worker, as one message. */
-  private post(): void {
-    if (this.stream === undefined || this.toPost.length === 0) return;
-    const msg = this.toPost.length === 1 ? this.toPost[0]! : Buffer.concat(this.toPost, this.toPostBytes);
-    this.toPost = [];
-    this.toPostBytes = 0;
-    this.atWorker.push(msg);
-    this.stream.push(msg);
-  }
-
-  private parseHere(chunk: Buffer): void {
-    if (this.splitter.pushTo(chunk, this.sink)) this.lineTooLong();
-  }
-
-  private lineTooLong(): void {
     if (this.stopping) return;
-    this.stats.linesTooLong++;
-    this.log?.(`telnet: line over ${this.opts.maxLineBytes} bytes from ${this.socket.remoteAddress ?? '?'}; closing`);
-    this.stop([`error: line too long (over ${this.opts.maxLineBytes} bytes); closing the connection`]);
+    if (this.splitter.pushTo(chunk, this.sink) && !this.stopping) {
+      this.stats.linesTooLong++;
+      this.log?.(`telnet: line over ${this.opts.maxLineBytes} bytes from ${this.socket.remoteAddress ?? '?'}; closing`);
+      this.stop([`error: line too long (over ${this.opts.maxLineBytes} bytes); closing the connection`]);
+    }
+    this.afterInput();
   }
 
   private onEnd(): void {
-    if (this.atWorker.length > 0 || this.toPost.length > 0) {
-      this.endAfterWorker = true;
-      return;
-    }
-    const partial = this.stream !== undefined ? this.tail.length : this.splitter.end();
-    if (!this.stopping && partial > 0) this.stats.partialLinesDropped++;
+    if (!this.stopping && this.splitter.end() > 0) this.stats.partialLinesDropped++;
     this.shutdown();
-  }
-
-  /** The worker's answer for the oldest chunk at it: its lines, taken as the splitter's would be. */
-  private onParsed(c: ParsedChunk): void {
-    const chunk = this.atWorker.shift();
-    if (chunk === undefined) throw new Error('BUG: a parse worker answered a chunk never sent');
-    this.atWorkerBytes -= chunk.length;
-    this.keepTail(chunk, c.pending);
-    const { ops, raw, rawEnds, texts } = c;
-    let k = 0;
-    let r = 0;
-    let t = 0;
-    for (let i = 0; i < ops.length && !this.stopping; i++) {
-      const op = ops[i]!;
-      if (op > 0) {
-        this.onParsedPuts(c, k, op);
-        k += op;
-      } else if (op === OP_RAW_PUT) {
-        this.onPutLine(raw, r === 0 ? 0 : rawEnds[r - 1]!, rawEnds[r]!);
-        r++;
-      } else if (op === OP_TEXT) {
-        this.onLine(texts[t++]!);
-      }
-    }
-    if (c.tooLong) this.lineTooLong();
-    this.afterInput();
-    this.afterWorker();
-  }
-
-  /** Put lines the worker parsed: points of known series. */
-  private onParsedPuts(c: ParsedChunk, k: number, n: number): void {
-    if (this.role !== 'write') {
-      for (let i = 0; i < n; i++) {
-        this.stats.lines++;
-        this.mayRun(undefined);
-      }
-      return;
-    }
-    this.stats.lines += n;
-    this.stats.putLines += n;
-    this.inFlightLines += n;
-    while (n > 0) {
-      let b = this.open;
-      if (b === undefined || b.lines.count >= this.opts.maxBatchLines) {
-        b = { slot: this.newSlot(false, false, [], true), lines: new PutLines() };
-        this.waiting.push(b);
-        this.open = b;
-      }
-      const take = Math.min(n, this.opts.maxBatchLines - b.lines.count);
-      b.lines.addParsed(c, k, take);
-      k += take;
-      n -= take;
-    }
-  }
-
-  /** The bytes of the unterminated line after `chunk`: `pending` bytes, the end of tail + chunk. */
-  private keepTail(chunk: Buffer, pending: number): void {
-    if (pending === 0) this.tail = NO_BYTES;
-    else if (pending <= chunk.length) this.tail = Buffer.from(chunk.subarray(chunk.length - pending));
-    else this.tail = Buffer.concat([this.tail.subarray(this.tail.length - (pending - chunk.length)), chunk]);
-  }
-
-  /** An end of input or a shutdown that waited for the worker goes ahead once it has answered everything. */
-  private afterWorker(): void {
-    if (this.atWorker.length > 0 || this.toPost.length > 0) return;
-    if (this.endAfterWorker) {
-      this.endAfterWorker = false;
-      this.onEnd();
-    } else if (this.shutdownAfterWorker) {
-      this.shutdownAfterWorker = false;
-      this.shutdown();
-    }
-  }
-
-  /**
-   * The worker died (or the pool closed): its unanswered chunks are parsed here, after the
-   * unterminated line it held, and so is every later chunk.
-   */
-  private onWorkerLost(): void {
-    const chunks = [...this.atWorker, ...this.toPost];
-    this.stream = undefined;
-    this.atWorker = [];
-    this.atWorkerBytes = 0;
-    this.toPost = [];
-    this.toPostBytes = 0;
-    if (this.stopping) return;
-    if (this.tail.length > 0) this.parseHere(this.tail);
-    this.tail = NO_BYTES;
-    for (const chunk of chunks) {
-      if (this.stopping) break;
-      this.parseHere(chunk);
-    }
-    this.afterInput();
-    this.afterWorker();
-  }
-
-  /** The worker forgets this connection; answers still on their way are dropped. */
-  private releaseStream(): void {
-    this.stream?.close();
-    this.stream = undefined;
-    this.atWorker = [];
-    this.atWorkerBytes = 0;
-    this.toPost = [];
-    this.toPostBytes = 0;
-    this.endAfterWorker = false;
-    this.shutdownAfterWorker = false;
   }
 
   /**
@@ -513,7 +319,6 @@ export class TelnetSession {
   /** Queues the final slot: its lines are written after every earlier reply, then the socket ends. */
   private stop(lines: readonly string[]): void {
     this.stopping = true;
-    this.releaseStream();
     this.newSlot(true, true, lines);
   }
 
@@ -639,8 +444,6 @@ export class TelnetSession {
     const pause = !this.stopping && (this.awaitingBackend
       || this.socket.writableLength >= this.opts.replyBufferBytes
       || this.inFlightLines >= this.opts.maxInFlightLines
-      || this.atWorkerBytes >= MAX_BYTES_AT_WORKER
-      || this.shutdownAfterWorker || this.endAfterWorker
       || this.slots.length - this.head >= this.opts.maxQueuedReplies);
     if (pause && !this.paused) {
       this.paused = true;
@@ -655,7 +458,6 @@ export class TelnetSession {
   private onClose(): void {
     this.closed = true;
     this.stopping = true;
-    this.releaseStream();
     if (this.lingerTimer !== undefined) clearTimeout(this.lingerTimer);
     // Batches already received still go to the backend; only their replies are lost.
     this.guard(() => this.afterProgress());

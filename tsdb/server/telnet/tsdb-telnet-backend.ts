@@ -7,9 +7,6 @@
  * Lines of series seen before take a byte-level fast path, parsed where they lie in the
  * received chunks (no strings, no objects); the others, and any line the fast parser
  * declines, take the general parser. Both kinds join the write in line order.
- * With parse workers (`parseThreads` > 0, parse-pool.ts) the lines of known series
- * arrive parsed, as points of series entries, and every series the general path
- * resolves is taught to the workers, by the bytes of its line's metric and tags.
  * Storage failures reject the batch; the session answers `put: HBase error: …` per line
  * (only when `telnetReturnErrors`, as tsd.rpc.telnet.return_errors).
  */
@@ -21,49 +18,26 @@ import { KnownSeriesPoints } from '../../write/ingest.js';
 import { parsePutWords } from '../../write/line-parser.js';
 import { newFastPut, parsePutFast } from '../../write/put-line-fast.js';
 import { SeriesByteCache } from '../../write/series-byte-cache.js';
-import type { SeriesEntry } from '../../write/write-group.js';
 import { putWords } from './line-splitter.js';
-import { PutParsePool } from './parse-pool.js';
-import type { ParsedPuts, TelnetBackend } from './telnet-backend.js';
+import type { TelnetBackend } from './telnet-backend.js';
 
-export interface TsdbTelnetBackend extends TelnetBackend {
-  readonly parsePool: PutParsePool<SeriesEntry> | undefined;
-  /** Stops the parse workers (after the sessions are done). */
-  close(): Promise<void>;
-}
-
-/**
- * `parseThreads`: telnet parse workers (0: parse in the main thread; default the
- * config's horae.ingest.parse_threads).
- */
-export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok',
-  opts: { parseThreads?: number; log?: (msg: string) => void } = {}): TsdbTelnetBackend {
+export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok'): TelnetBackend {
   const byBytes = new SeriesByteCache(tsdb.config.seriesCacheEntries);
   const fast = newFastPut();
-  const threads = opts.parseThreads ?? tsdb.config.ingestParseThreads;
-  const pool = threads > 0 ? new PutParsePool<SeriesEntry>(threads, tsdb.config.seriesCacheEntries, opts.log) : undefined;
   return {
-    parsePool: pool,
     async putBatch(batch) {
-      const n = batch.rawCount;
+      const n = batch.count;
       let replies: (string | undefined)[] | undefined;
-      // Lines of known series, parsed from the chunks by offset (put-line-fast.ts) or by a
-      // parse worker; the rest go the general way.
-      const known = KnownSeriesPoints.take(batch.count);
+      // Lines of known series, parsed from the chunks by offset (put-line-fast.ts); the rest go the general way.
+      const known = KnownSeriesPoints.take(n);
       const points: IncomingPoint[] = [];
       const origin: number[] = [];
-      const parsed = batch.parsed;
-      const pn = parsed?.count ?? 0;
-      let j = 0;
       for (let i = 0; i < n; i++) {
-        if (j < pn && parsed!.rawBefore[j]! <= i) j = addParsed(known, parsed!, j, i, points.length);
         const buf = batch.buf(i);
         if (parsePutFast(buf, batch.start(i), batch.end(i), fast)) {
           const e = byBytes.get(buf, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd);
           if (e !== undefined) {
             known.add(e, fast.timestamp, fast.value, fast.isInt, points.length);
-            // A worker that does not know it (a replacement, a new generation) learns it here.
-            pool?.teach(buf, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd, e);
             continue;
           }
         }
@@ -74,7 +48,6 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok',
           (replies ??= new Array<string | undefined>(n))[i] = telnetError(err);
         }
       }
-      if (j < pn) addParsed(known, parsed!, j, n, points.length);
       let outcomes;
       try {
         outcomes = await tsdb.ingest.write(points, { admit: 'wait' }, known);
@@ -93,13 +66,9 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok',
         } else if (parsePutFast(buf, batch.start(k), batch.end(k), fast)) {
           // Teach the byte cache this series, so its next lines take the fast path.
           const e = tsdb.ingest.entryOf(points[i]!);
-          if (e !== undefined) {
-            byBytes.set(buf, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd, e);
-            pool?.teach(buf, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd, e);
-          }
+          if (e !== undefined) byBytes.set(buf, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd, e);
         }
       }
-      pool?.flushTeach();
       return replies === undefined ? [] : replies.filter((r): r is string => r !== undefined);
     },
     overloaded: () => tsdb.ingest.overloaded(),
@@ -112,18 +81,9 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok',
     async dropCaches() {
       tsdb.dropCaches();
       byBytes.clear();
-      pool?.clear();
     },
     status,
-    close: async () => { await pool?.close(); },
   };
-}
-
-/** Parsed points j.. that come before raw line `upTo` (all of them for upTo = raw count) → known; the next j. */
-function addParsed(known: KnownSeriesPoints, p: ParsedPuts, j: number, upTo: number, generalBefore: number): number {
-  const { entries, timestamps, values, ints, rawBefore } = p;
-  for (; j < p.count && rawBefore[j]! <= upTo; j++) known.add(entries[j] as SeriesEntry, timestamps[j]!, values[j]!, ints[j] === 1, generalBefore);
-  return j;
 }
 
 /** OpenTSDB's two `version` lines, naming Horae. */
