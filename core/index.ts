@@ -5,6 +5,7 @@
 export * from './api/store.js';
 export * from './api/errors.js';
 export * from './api/bytes.js';
+export * from './api/row-transform.js';
 export { openEmbeddedStore, embeddedCapabilities } from './embedded/embedded-store.js';
 export type { EmbeddedOptions, EmbeddedStoreExtras } from './embedded/embedded-store.js';
 export { openMemoryStore } from './memory/memory-store.js';

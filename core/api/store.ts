@@ -150,6 +150,13 @@ export interface FamilySpec {
   /** Cells older than this (by cell timestamp, against the server clock) are invisible and
    * dropped by compaction. Default: keep forever. */
   readonly ttlMs?: number;
+  /**
+   * The name of a row transform (core/api/row-transform.ts) that a store with
+   * `capabilities.rowTransforms` applies to this family's cells during flushes and
+   * compactions, when the name is registered in the process; otherwise cells are kept as
+   * they are. Same pattern as family names. Other backends keep the name and ignore it.
+   */
+  readonly transform?: string;
 }
 
 export interface CellRef {
@@ -296,6 +303,8 @@ export interface Capabilities {
    * STORE_INVALID_ARGUMENT, before anything is applied.
    */
   readonly maxTimestamp?: number;
+  /** True when flushes and compactions apply the families' row transforms (core/api/row-transform.ts). */
+  readonly rowTransforms?: boolean;
 }
 
 export interface KeyRange {

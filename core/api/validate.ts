@@ -128,6 +128,9 @@ export function validateTableSpec(spec: TableSpec, limits?: KeyLimits): void {
     if (fam.ttlMs !== undefined && !(Number.isSafeInteger(fam.ttlMs) && fam.ttlMs >= 1)) {
       throw invalid(`${where}: family ${fam.name}: ttlMs must be a positive integer, got ${String(fam.ttlMs)}`);
     }
+    if (fam.transform !== undefined && !(typeof fam.transform === 'string' && FAMILY_NAME_PATTERN.test(fam.transform))) {
+      throw invalid(`${where}: family ${fam.name}: transform must be a name of 1-64 chars of [A-Za-z0-9_.-], got ${JSON.stringify(String(fam.transform).slice(0, 80))}`);
+    }
   }
   if (spec.ttlMs !== undefined && !(Number.isSafeInteger(spec.ttlMs) && spec.ttlMs >= 1)) {
     throw invalid(`${where}: ttlMs must be a positive integer, got ${String(spec.ttlMs)}`);

@@ -37,6 +37,7 @@ export function embeddedCapabilities(o: Partial<EmbeddedOptions>, realFs = o.fs 
     autoSplit: o.autoSplit ?? DEFAULT_ENGINE_OPTIONS.autoSplit,
     maxKeyBytes: o.maxKeyBytes ?? DEFAULT_ENGINE_OPTIONS.maxKeyBytes,
     maxValueBytes: o.maxValueBytes ?? DEFAULT_ENGINE_OPTIONS.maxValueBytes,
+    rowTransforms: true,
   };
 }
 

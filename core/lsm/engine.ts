@@ -35,6 +35,8 @@ import { TRAILER_BYTES, seqOf } from './internal-key.js';
 import type { JobRunner } from './job-runner.js';
 import { InlineJobRunner, WorkerJobRunner } from './job-runner.js';
 import type { CompactionJob, FlushJob } from './jobs.js';
+import type { TransformSpec } from './row-transformer.js';
+import { rowTransformEntry } from '../api/row-transform.js';
 import type { ManifestState, RegionMeta, TableMeta } from './manifest.js';
 import { emptyManifest, readManifest, writeManifest } from './manifest.js';
 import { Memstore } from './memstore.js';
@@ -74,6 +76,8 @@ export interface EngineCounters {
   lastBackgroundError: string | undefined;
   /** Times the store ran out of space for its log or manifest and recovered (recoverFromNoSpace). */
   noSpaceRecoveries: number;
+  /** Files dropped whole because every row in them expired (row transforms' expiredBefore). */
+  expiredFilesDropped: number;
 }
 
 export class Engine {
@@ -90,7 +94,7 @@ export class Engine {
     flushesDone: 0, compactionsDone: 0, majorCompactionsDone: 0, splitsDone: 0, sharedFlushInstalls: 0,
     flushesInProgress: 0, compactionsInProgress: 0, stalledWriters: 0,
     recoveryDroppedBytes: 0, recoveryTornTailBytes: 0, backgroundErrors: 0, lastBackgroundError: undefined,
-    noSpaceRecoveries: 0,
+    noSpaceRecoveries: 0, expiredFilesDropped: 0,
   };
   seqs!: SeqTracker;
   /** Last sequence number assigned. */
@@ -321,6 +325,7 @@ export class Engine {
       name: f.name,
       ...(f.maxVersions !== undefined ? { maxVersions: f.maxVersions } : {}),
       ...(f.ttlMs !== undefined ? { ttlMs: f.ttlMs } : {}),
+      ...(f.transform !== undefined ? { transform: f.transform } : {}),
     }));
     const splits = [...(spec.splitPoints ?? [])].map((s) => s.slice()).sort(compareBytes);
     const t = new TableState(id, {
@@ -620,7 +625,7 @@ export class Engine {
           number = this.nextFileNumber++;
           this.pendingOutputs.add(number);
           try {
-            meta = await this.runFlushJob(mem, number);
+            meta = await this.runFlushJob(mem, number, r.table);
             r.flushFailures = 0;
           } catch (err) {
             this.pendingOutputs.delete(number);
@@ -687,8 +692,8 @@ export class Engine {
    * they wait for it (`inFlight`) and then install its file (`flushedAs`), set before they
    * resume, rather than flush the same entries again.
    */
-  private async runFlushJob(mem: Memstore, number: number): Promise<FileMeta | undefined> {
-    const job = this.runner.run(this.flushJob(mem, number));
+  private async runFlushJob(mem: Memstore, number: number, t: TableState): Promise<FileMeta | undefined> {
+    const job = this.runner.run(this.flushJob(mem, number, t));
     if (mem.shares > 1) mem.inFlight = job;
     try {
       const meta = await job;
@@ -709,9 +714,59 @@ export class Engine {
    * The flush job of an immutable memstore: its slabs as they are (shared memory) and an
    * index of its entries in key order; nothing is copied on this thread.
    */
-  private flushJob(mem: Memstore, number: number): FlushJob {
+  private flushJob(mem: Memstore, number: number, t: TableState): FlushJob {
     const { slabs, index } = mem.flushInput();
-    return { kind: 'flush', dir: this.dir, fileNumber: number, slabs, index, count: index.length / 4, sst: this.sstSettings() };
+    const specs = this.transformSpecs(t);
+    return {
+      kind: 'flush', dir: this.dir, fileNumber: number, slabs, index, count: index.length / 4, sst: this.sstSettings(),
+      ...(specs === undefined ? {} : {
+        transforms: { specs, keepSeq: this.seqs.oldestSnapshot(), nowMs: this.clock(), families: [...t.families.entries()] },
+      }),
+    };
+  }
+
+  /**
+   * The registered row transforms of the table's families (core/api/row-transform.ts), read
+   * when a job is planned; undefined when none is registered (cells are written as they are).
+   */
+  private transformSpecs(t: TableState): TransformSpec[] | undefined {
+    let specs: TransformSpec[] | undefined;
+    for (const f of t.spec.families) {
+      if (f.transform === undefined) continue;
+      const e = rowTransformEntry(f.transform);
+      if (e === undefined) continue;
+      (specs ??= []).push({ family: f.name, name: f.transform, module: e.module, exportName: e.exportName, options: e.options?.(), rowTime: specs.length === 0 });
+    }
+    return specs;
+  }
+
+  /**
+   * The row time below which every row of the table has expired: defined when every
+   * family has a registered transform that says so (the smallest of their answers).
+   */
+  private expiredBefore(t: TableState): number | undefined {
+    let cutoff: number | undefined;
+    const now = this.clock();
+    for (const f of t.spec.families) {
+      const e = f.transform === undefined ? undefined : rowTransformEntry(f.transform);
+      const c = e?.expiredBefore?.(now);
+      if (c === undefined) return undefined;
+      cutoff = cutoff === undefined ? c : Math.min(cutoff, c);
+    }
+    return cutoff;
+  }
+
+  /** Drops the region's files whose rows have all expired (whole files, nothing rewritten). */
+  private dropExpiredFiles(r: Region): void {
+    if (r.compacting || r.splitting || r.retired) return;
+    const cutoff = this.expiredBefore(r.table);
+    if (cutoff === undefined) return;
+    const expired = r.files.filter((f) => f.maxRowTime !== undefined && f.maxRowTime < cutoff);
+    if (expired.length === 0) return;
+    r.files = r.files.filter((f) => !expired.includes(f));
+    for (const f of expired) this.unrefFile(f.number);
+    this.counters.expiredFilesDropped += expired.length;
+    this.track(this.saveManifest());
   }
 
   /** Flushes every region of a table (or all) and waits for the files to be installed. */
@@ -776,6 +831,7 @@ export class Engine {
 
   maybeCompact(r: Region, major = false): boolean {
     if (r.compacting || r.retired || this.fatal !== undefined || this.closed) return false;
+    this.dropExpiredFiles(r);
     const files = r.files;
     let from = 0;
     let to = files.length;
@@ -813,6 +869,8 @@ export class Engine {
         start: r.start, end: r.end, major, keepSeq: this.seqs.oldestSnapshot(), nowMs: this.clock(),
         families: [...r.table.families.entries()], sst: this.sstSettings(),
       };
+      const transforms = this.transformSpecs(r.table);
+      if (transforms !== undefined) Object.assign(job, { transforms });
       let meta: FileMeta | undefined;
       try {
         meta = await this.runner.run(job);

@@ -16,6 +16,13 @@ export interface FileMeta {
   readonly maxSeq: number;
   /** Delete markers in the file (drives tombstone-triggered major compactions). */
   readonly deletions: number;
+  /**
+   * Smallest and largest row time (a time its table's row transform derives from the row
+   * key, core/api/row-transform.ts) of the file's rows; absent when some row has none or
+   * the file was written without the transform.
+   */
+  readonly minRowTime?: number;
+  readonly maxRowTime?: number;
 }
 
 /** SST property names the engine writes (see core/FORMAT.md, "Properties block"). */
@@ -24,3 +31,5 @@ export const PROP_MAX_TS = 'horae.maxTs';
 export const PROP_MIN_SEQ = 'horae.minSeq';
 export const PROP_MAX_SEQ = 'horae.maxSeq';
 export const PROP_DELETIONS = 'horae.deletions';
+export const PROP_MIN_ROW_TIME = 'horae.minRowTime';
+export const PROP_MAX_ROW_TIME = 'horae.maxRowTime';

@@ -17,19 +17,34 @@ import type { InternalIterator } from '../iter/internal-iterator.js';
 import { SstWriter } from '../sst/sst-writer.js';
 import { SstReader } from '../sst/sst-reader.js';
 import type { FileMeta } from './file-meta.js';
-import { PROP_DELETIONS, PROP_MAX_SEQ, PROP_MAX_TS, PROP_MIN_SEQ, PROP_MIN_TS } from './file-meta.js';
+import { PROP_DELETIONS, PROP_MAX_ROW_TIME, PROP_MAX_SEQ, PROP_MAX_TS, PROP_MIN_ROW_TIME, PROP_MIN_SEQ, PROP_MIN_TS } from './file-meta.js';
 import { sstName } from './filenames.js';
 import { KeyKind, compareKeyRow, kindOf, rowStartKey, seqOf, timestampOf } from './internal-key.js';
 import type { FamilyRule } from './row-reader.js';
 import { uvarintSize } from './memstore-slab.js';
 import { compactRow } from './row-reader.js';
 import type { SstSettings } from './sst-options.js';
+import type { RowTransform, RowTransformFactory } from '../api/row-transform.js';
+import { rowTransformEntry } from '../api/row-transform.js';
+import type { TransformSpec } from './row-transformer.js';
+import { RowTransformer } from './row-transformer.js';
 import { bloomKey, compare, compareRange } from './sst-options.js';
+
+/** The row transforms of a job's table and what they need (row-transformer.ts). */
+export interface JobTransforms {
+  readonly specs: readonly TransformSpec[];
+  /** Only entries at or below it are resolved and transformed (CompactionJob.keepSeq). */
+  readonly keepSeq: number;
+  readonly nowMs: number;
+  readonly families: readonly (readonly [string, FamilyRule])[];
+}
 
 export interface FlushJob {
   readonly kind: 'flush';
   readonly dir: string;
   readonly fileNumber: number;
+  /** Set when the table has a registered row transform: rows go through it. */
+  readonly transforms?: JobTransforms;
   /**
    * The memstore's slabs (SharedArrayBuffers: a worker reads them in place) holding its
    * entries as [uvarint keyLen][key][uvarint valueLen][value] (memstore-slab.ts).
@@ -58,6 +73,8 @@ export interface CompactionJob {
   readonly keepSeq: number;
   readonly nowMs: number;
   readonly families: readonly (readonly [string, FamilyRule])[];
+  /** The table's registered row transforms, if any (major or minor: rows go through them). */
+  readonly transforms?: readonly TransformSpec[];
   readonly sst: SstSettings;
 }
 
@@ -73,6 +90,8 @@ class MetaTracker {
   minSeq = Infinity;
   maxSeq = 0;
   deletions = 0;
+  /** Row-time range, set by a transformed job when every row had one. */
+  rowTimes: { min: number; max: number } | undefined;
 
   add(key: Uint8Array): void {
     const ts = timestampOf(key);
@@ -88,6 +107,7 @@ class MetaTracker {
     return {
       [PROP_MIN_TS]: this.minTs, [PROP_MAX_TS]: this.maxTs,
       [PROP_MIN_SEQ]: this.minSeq, [PROP_MAX_SEQ]: this.maxSeq, [PROP_DELETIONS]: this.deletions,
+      ...(this.rowTimes === undefined ? {} : { [PROP_MIN_ROW_TIME]: this.rowTimes.min, [PROP_MAX_ROW_TIME]: this.rowTimes.max }),
     };
   }
 }
@@ -97,6 +117,7 @@ const PENDING_FLUSH_BYTES = 4 << 20;
 async function writeSst(
   fs: FileSystem, dir: string, number: number, settings: SstSettings,
   fill: (add: (k: Uint8Array, v: Uint8Array) => void, drain: () => Promise<void>) => Promise<void>,
+  rowTimes?: () => { min: number; max: number } | undefined,
 ): Promise<JobResult> {
   const finalPath = joinPath(dir, sstName(number));
   const tmpPath = `${finalPath}.tmp`;
@@ -129,6 +150,7 @@ async function writeSst(
       await fs.remove(tmpPath);
       return undefined;
     }
+    meta.rowTimes = rowTimes?.();
     const info = await writer.finish(meta.props());
     await fs.rename(tmpPath, finalPath);
     await fs.syncDir(dir);
@@ -136,6 +158,7 @@ async function writeSst(
       number, sizeBytes: info.sizeBytes, entries: info.entries,
       smallest: info.smallestKey.slice(), largest: info.largestKey.slice(),
       minTs: meta.minTs, maxTs: meta.maxTs, minSeq: meta.minSeq, maxSeq: meta.maxSeq, deletions: meta.deletions,
+      ...(meta.rowTimes === undefined ? {} : { minRowTime: meta.rowTimes.min, maxRowTime: meta.rowTimes.max }),
     };
   } catch (e) {
     await file.close().catch(() => undefined);
@@ -145,8 +168,10 @@ async function writeSst(
 }
 
 export async function runFlush(fs: FileSystem, job: FlushJob): Promise<JobResult> {
+  const tr = job.transforms === undefined ? undefined : await transformerOf(job.transforms.specs, job.transforms, false);
   return writeSst(fs, job.dir, job.fileNumber, job.sst, async (add, drain) => {
     const { slabs, index } = job;
+    const rows = tr?.transformer;
     for (let i = 0; i < job.count; i++) {
       const j = 4 * i;
       const slab = slabs[index[j]!]!;
@@ -154,10 +179,64 @@ export async function runFlush(fs: FileSystem, job: FlushJob): Promise<JobResult
       const kl = index[j + 2]!;
       const vl = index[j + 3]!;
       const vo = ko + kl + uvarintSize(vl);
-      add(slab.subarray(ko, ko + kl), slab.subarray(vo, vo + vl));
+      const key = slab.subarray(ko, ko + kl);
+      const value = slab.subarray(vo, vo + vl);
+      if (rows === undefined) add(key, value);
+      else {
+        if (rows.newRow(key)) rows.finish(add);
+        rows.add(key, value);
+      }
       if ((i & 4095) === 4095) await drain();
     }
-  });
+    rows?.finish(add);
+  }, () => tr?.rowTimes());
+}
+
+/** Modules imported by this thread, by URL. */
+const imported = new Map<string, Promise<Record<string, unknown>>>();
+
+async function factoryOf(spec: TransformSpec): Promise<RowTransformFactory | undefined> {
+  const local = rowTransformEntry(spec.name);
+  if (local?.factory !== undefined && local.module === spec.module && local.exportName === spec.exportName) return local.factory;
+  let mod = imported.get(spec.module);
+  if (mod === undefined) {
+    mod = import(spec.module) as Promise<Record<string, unknown>>;
+    imported.set(spec.module, mod);
+  }
+  try {
+    const f = (await mod)[spec.exportName];
+    return typeof f === 'function' ? (f as RowTransformFactory) : undefined;
+  } catch {
+    imported.delete(spec.module);
+    return undefined;
+  }
+}
+
+/**
+ * The row transformer of a job. A transform that cannot be loaded or made is left out: its
+ * family's cells are kept as they are (correctness never depends on a transform).
+ */
+async function transformerOf(
+  specs: readonly TransformSpec[], t: { keepSeq: number; nowMs: number; families: readonly (readonly [string, FamilyRule])[] }, major: boolean,
+): Promise<{ transformer: RowTransformer; rowTimes: () => { min: number; max: number } | undefined }> {
+  const transforms = new Map<string, RowTransform>();
+  let rowTime: ((row: Uint8Array) => number | undefined) | undefined;
+  for (const spec of specs) {
+    let made: RowTransform | undefined;
+    try {
+      made = (await factoryOf(spec))?.(spec.options);
+    } catch {
+      made = undefined;
+    }
+    if (made === undefined) continue;
+    transforms.set(spec.family, made);
+    if (spec.rowTime && made.rowTime !== undefined) rowTime = made.rowTime.bind(made);
+  }
+  const transformer = new RowTransformer({ keepSeq: t.keepSeq, nowMs: t.nowMs, major, families: new Map(t.families), transforms, rowTime });
+  return {
+    transformer,
+    rowTimes: () => (transformer.rowTimeUnknown || transformer.minRowTime > transformer.maxRowTime ? undefined : { min: transformer.minRowTime, max: transformer.maxRowTime }),
+  };
 }
 
 /** Opens the job's input files and merges them; the caller closes what it returns. */
@@ -188,6 +267,7 @@ function openInputs(fs: FileSystem, dir: string, inputs: readonly number[]): Pro
 }
 
 export async function runCompaction(fs: FileSystem, job: CompactionJob): Promise<JobResult> {
+  const tr = job.transforms === undefined || job.transforms.length === 0 ? undefined : await transformerOf(job.transforms, job, job.major);
   const { it, close } = await openInputs(fs, job.dir, job.inputs);
   const families = new Map(job.families);
   try {
@@ -195,10 +275,16 @@ export async function runCompaction(fs: FileSystem, job: CompactionJob): Promise
       if (job.start.length > 0) it.seek(rowStartKey(job.start));
       else it.seekToFirst();
       const end = job.end;
+      const rows = tr?.transformer;
       let n = 0;
       while (it.valid) {
         if (end.length > 0 && compareKeyRow(it.key(), end) >= 0) break;
-        if (job.major) {
+        if (rows !== undefined) {
+          const key = it.key().slice();
+          if (rows.newRow(key)) rows.finish(add);
+          rows.add(key, it.value());
+          it.next();
+        } else if (job.major) {
           compactRow(it, job.keepSeq, job.nowMs, families, add);
         } else {
           add(it.key(), it.value());
@@ -206,9 +292,10 @@ export async function runCompaction(fs: FileSystem, job: CompactionJob): Promise
         }
         if (++n % 4096 === 0) await drain();
       }
+      rows?.finish(add);
       const err = it.error();
       if (err !== undefined) throw err;
-    });
+    }, () => tr?.rowTimes());
   } finally {
     await close();
   }

@@ -44,7 +44,7 @@ export interface RowReadContext {
   readonly borrowValues: boolean;
 }
 
-interface ColEntry {
+export interface ColEntry {
   ts: number;
   seq: number;
   kind: number;
@@ -53,12 +53,12 @@ interface ColEntry {
   key: Uint8Array | undefined;
 }
 
-interface Marker {
+export interface Marker {
   ts: number;
   seq: number;
 }
 
-const DEFAULT_RULE: FamilyRule = { maxVersions: 1, ttlMs: undefined };
+export const DEFAULT_RULE: FamilyRule = { maxVersions: 1, ttlMs: undefined };
 const NO_MARKERS: Marker[] = [];
 /** Shared by every empty qualifier returned (a zero-length array cannot be changed). */
 const EMPTY_QUALIFIER = new Uint8Array(0);
@@ -284,8 +284,8 @@ function coveredBy(ms: Marker[], ts: number, seq: number): boolean {
   return false;
 }
 
-/** The column's surviving versions, newest timestamp first. */
-function resolveColumn(col: ColEntry[], rowMarkers: Marker[], famMarkers: Marker[], maxVersions: number): ColEntry[] {
+/** The column's surviving versions, newest timestamp first (before TTL). */
+export function resolveColumn(col: ColEntry[], rowMarkers: Marker[], famMarkers: Marker[], maxVersions: number): ColEntry[] {
   if (col.length === 1) {
     const e = col[0]!;
     if (e.kind !== KeyKind.Put) return [];

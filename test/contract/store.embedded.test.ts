@@ -12,6 +12,7 @@ import type { EmbeddedOptions } from '../../core/embedded/embedded-store.js';
 import { MemFileSystem } from '../../core/fs/mem-fs.js';
 import type { Store } from '../../core/api/store.js';
 import { storeContract } from './store-contract.js';
+import { withIdentityTransform } from '../helpers/transform-store.js';
 
 const TINY: Partial<EmbeddedOptions> = {
   memstoreFlushBytes: 4 * 1024, memstoreTotalBytes: 64 * 1024, compactionMinFiles: 2, compactionMaxFiles: 4,
@@ -19,10 +20,13 @@ const TINY: Partial<EmbeddedOptions> = {
 };
 
 /** Registers the contract for stores opened with `optsFor(clock)`; reopen reuses the same options. */
-function embeddedContract(name: string, caps: Partial<EmbeddedOptions>, heavy: boolean, optsFor: (clock: () => number) => Promise<EmbeddedOptions>): void {
+function embeddedContract(
+  name: string, caps: Partial<EmbeddedOptions>, heavy: boolean, optsFor: (clock: () => number) => Promise<EmbeddedOptions>, transform = false,
+): void {
   const optsOf = new Map<Store, EmbeddedOptions>();
   const open = async (opts: EmbeddedOptions): Promise<Store> => {
-    const s = await openEmbeddedStore(opts);
+    const plain = await openEmbeddedStore(opts);
+    const s = transform ? withIdentityTransform(plain) : plain;
     optsOf.set(s, opts);
     return s;
   };
@@ -43,6 +47,8 @@ const inMemory = (extra: Partial<EmbeddedOptions>) => async (clock: () => number
 
 embeddedContract('embedded (in memory, default options)', { fs: new MemFileSystem() }, false, inMemory({}));
 embeddedContract('embedded (in memory, tiny options)', { ...TINY, fs: new MemFileSystem() }, true, inMemory(TINY));
+// Every family with a row transform (the identity): every flush and compaction rewrites rows.
+embeddedContract('embedded (in memory, tiny options, row transform)', { ...TINY, fs: new MemFileSystem() }, true, inMemory(TINY), true);
 
 const dirs: string[] = [];
 afterAll(async () => {
@@ -53,3 +59,8 @@ embeddedContract('embedded (node fs, worker thread, tiny options)', TINY, true, 
   dirs.push(dir);
   return { ...TINY, dir, clock, maintenanceIntervalMs: 0, backgroundThreads: 1 };
 });
+embeddedContract('embedded (node fs, worker thread, tiny options, row transform)', TINY, false, async (clock) => {
+  const dir = await mkdtemp(join(tmpdir(), 'horae-contract-'));
+  dirs.push(dir);
+  return { ...TINY, dir, clock, maintenanceIntervalMs: 0, backgroundThreads: 1 };
+}, true);

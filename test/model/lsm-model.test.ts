@@ -7,6 +7,7 @@ import { openEmbeddedStore } from '../../core/embedded/embedded-store.js';
 import type { EmbeddedOptions } from '../../core/embedded/embedded-store.js';
 import { MemFileSystem } from '../../core/fs/mem-fs.js';
 import { runModel, seeds } from '../helpers/store-model.js';
+import { withIdentityTransform } from '../helpers/transform-store.js';
 import type { SystemUnderTest } from '../helpers/store-model.js';
 
 const CONFIGS: Record<string, Partial<EmbeddedOptions>> = {
@@ -20,18 +21,24 @@ const CONFIGS: Record<string, Partial<EmbeddedOptions>> = {
     blockSizeBytes: 256, restartInterval: 3, compression: 'lz4', bloomBitsPerKey: 0,
   },
   deflateNoSplit: { memstoreFlushBytes: 4096, autoSplit: false, blockSizeBytes: 512, compression: 'deflate' },
+  // As tiny, with every family rewritten by a row transform (the identity) at each flush and compaction.
+  tinyTransform: {
+    memstoreFlushBytes: 1024, compactionMinFiles: 2, compactionMaxFiles: 3, regionSplitBytes: 1536,
+    blockSizeBytes: 128, restartInterval: 2, compression: 'none', bloomBitsPerKey: 10,
+  },
   defaults: {},
 };
 
 /** Configs that must have exercised flushes, compactions and splits by the end of a run. */
-const BUSY = new Set(['tiny', 'tinyLz4NoBloom']);
+const BUSY = new Set(['tiny', 'tinyLz4NoBloom', 'tinyTransform']);
 
 function embedded(name: string, config: Partial<EmbeddedOptions>, flushOnClose: boolean) {
   return async (clock: () => number): Promise<SystemUnderTest> => {
     const fs = new MemFileSystem();
     const opts: EmbeddedOptions = { ...config, dir: '/db', fs, clock, maintenanceIntervalMs: 0, flushOnClose };
+    const openStore = async () => (name === 'tinyTransform' ? withIdentityTransform(await openEmbeddedStore(opts)) : openEmbeddedStore(opts));
     const sut: SystemUnderTest = {
-      store: await openEmbeddedStore(opts),
+      store: await openStore(),
       async flush() {
         await (await sut.store.openTable('model')).flush();
       },
@@ -40,7 +47,7 @@ function embedded(name: string, config: Partial<EmbeddedOptions>, flushOnClose: 
       },
       async reopen() {
         await sut.store.close();
-        sut.store = await openEmbeddedStore(opts);
+        sut.store = await openStore();
         reopened++;
       },
       async verify() {
