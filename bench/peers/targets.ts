@@ -4,8 +4,8 @@
  *
  *   horae            bench/peers/horae-server.ts (a child with an IPC channel), default
  *                    config, telnet and HTTP on one ephemeral port
- *   victoriametrics  `victoria-metrics` 1.79 (Debian package) as bench/../peers.md starts
- *                    it: -retentionPeriod=100y, HTTP 127.0.0.1:18428, OpenTSDB telnet
+ *   victoriametrics  `victoria-metrics` 1.79 (Debian package), started with
+ *                    -retentionPeriod=100y, HTTP 127.0.0.1:18428, OpenTSDB telnet
  *                    :14242, OpenTSDB HTTP :14243
  *   influxdb         `influxd run` 1.6 with a generated config: HTTP 127.0.0.1:18086, RPC
  *                    :18088, [[opentsdb]] on :14244 (telnet and /api/put), inmem index,

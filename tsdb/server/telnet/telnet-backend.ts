@@ -4,8 +4,7 @@
  * points; the backend knows nothing about sockets. Tests drive the session with a fake.
  *
  * Wire wording follows OpenTSDB 2.4 (src/tsd/PutDataPointRpc.java, RpcManager.java): one
- * reply line per failed `put`, nothing for a success; see the reference notes in
- * shared/reference/opentsdb-surface.md section 5.
+ * reply line per failed `put`, nothing for a success.
  */
 
 /**

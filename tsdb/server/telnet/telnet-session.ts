@@ -1,7 +1,7 @@
 /**
- * One telnet-style connection (OpenTSDB's line protocol, shared/reference/opentsdb-surface.md
- * section 5): framing (line-splitter.ts), commands, batching of `put` lines into
- * TelnetBackend.putBatch calls, reply ordering and backpressure.
+ * One telnet-style connection (OpenTSDB's line protocol, src/tsd/RpcManager.java):
+ * framing (line-splitter.ts), commands, batching of `put` lines into TelnetBackend.putBatch
+ * calls, reply ordering and backpressure.
  *
  * Ordering: every line that produces a reply gets a slot in a FIFO; slots are written in
  * line order as they complete, so a `version` after some puts answers after those puts'
