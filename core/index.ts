@@ -9,5 +9,6 @@ export * from './api/row-transform.js';
 export { openEmbeddedStore, embeddedCapabilities } from './embedded/embedded-store.js';
 export type { EmbeddedOptions, EmbeddedStoreExtras } from './embedded/embedded-store.js';
 export { openMemoryStore } from './memory/memory-store.js';
+export { DEFAULT_ENGINE_OPTIONS } from './lsm/options.js';
 export { verifyStoreFiles, formatStoreFileProblem } from './tools/verify.js';
 export type { StoreFileProblem, StoreFileKind, VerifyStoreResult } from './tools/verify.js';

@@ -1,15 +1,18 @@
 /**
  * Command-line parsing for every `horae` command, the usage texts, and the settings
- * resolution shared by them: command line > environment (HORAE_PORT, HORAE_BIND,
- * HORAE_DATA_DIR, HORAE_CONFIG) > config file (config-file.ts) > defaults.
+ * resolution shared by them: command line > environment > config file (config-file.ts)
+ * > defaults, for every key of the config table (tsdb/config-keys.ts) that has options
+ * or an environment variable; HORAE_CONFIG names the config file.
  * Pure apart from reading the config file, so it is unit-tested directly.
  */
-import { loadConfigFile, ConfigError, parseIntValue } from './config-file.js';
-import type { MutableTsdbConfig, StoreSettings } from './config-file.js';
+import { CONFIG_KEYS, DEFAULT_SERVER_SETTINGS } from '../config.js';
+import type { ConfigField, KeyDef } from '../config.js';
+import { loadConfigFile, ConfigError, assignSetting, parseValue } from './config-file.js';
+import type { MutableTsdbConfig, ParsedConfigFile, StoreSettings } from './config-file.js';
 
-export const DEFAULT_PORT = 4242;
-export const DEFAULT_BIND = '127.0.0.1';
-export const DEFAULT_DATA_DIR = './data';
+export const DEFAULT_PORT = DEFAULT_SERVER_SETTINGS.port;
+export const DEFAULT_BIND = DEFAULT_SERVER_SETTINGS.bind;
+export const DEFAULT_DATA_DIR = DEFAULT_SERVER_SETTINGS.dataDir;
 
 /** A malformed command line (exit status 2, usage shown). */
 export class ArgsError extends Error {
@@ -28,8 +31,15 @@ export interface ParsedOptions {
   readonly positionals: readonly string[];
 }
 
+/** The command-line option of a config key (the table's `flags`). */
+function optionOf(field: ConfigField): OptionSpec {
+  const def: KeyDef = CONFIG_KEYS[field];
+  if (def.flags === undefined) throw new Error(`config key ${def.key} has no command-line option`);
+  return { names: def.flags, value: true };
+}
+
 export const HELP_OPTION: OptionSpec = { names: ['--help', '-h'], value: false };
-export const DATA_DIR_OPTION: OptionSpec = { names: ['--data-dir'], value: true };
+export const DATA_DIR_OPTION: OptionSpec = optionOf('dataDir');
 export const CONFIG_OPTION: OptionSpec = { names: ['--config'], value: true };
 export const STORE_OPTION: OptionSpec = { names: ['--store'], value: true };
 
@@ -87,32 +97,36 @@ export interface ServeSettings {
 }
 
 /**
- * Resolves the settings from parsed options (`--port`, `--bind`, `--data-dir`, `--config`),
- * the environment and the config file. `serve` false skips port/bind from the environment.
+ * Resolves the settings from parsed options, the environment and the config file
+ * (`--config`, else HORAE_CONFIG). `accepted` are the options of the command: a key whose
+ * options the command does not take (--port for the tools) is not read from the
+ * environment either. An empty environment variable counts as unset.
  */
-export function resolveSettings(opts: ReadonlyMap<string, string>, env: Env, serve: boolean): ServeSettings {
+export function resolveSettings(opts: ReadonlyMap<string, string>, env: Env, accepted: readonly OptionSpec[]): ServeSettings {
   const configFile = opts.get('--config') ?? nonEmpty(env.HORAE_CONFIG);
-  const file = configFile === undefined ? { tsdb: {}, warnings: [] } : loadConfigFile(configFile);
-  const port = (text: string | undefined, what: string): number | undefined => {
-    if (text === undefined) return undefined;
+  const file: ParsedConfigFile = configFile === undefined ? { server: {}, tsdb: {}, store: {}, warnings: [] } : loadConfigFile(configFile);
+  const taken = new Set(accepted.map((o) => o.names[0]));
+  const out: ParsedConfigFile = { server: { ...file.server }, tsdb: { ...file.tsdb }, store: { ...file.store }, warnings: file.warnings };
+  for (const [field, def] of Object.entries(CONFIG_KEYS) as Array<[ConfigField, KeyDef]>) {
+    if (def.flags !== undefined && !taken.has(def.flags[0])) continue;
+    const fromCli = def.flags === undefined ? undefined : opts.get(def.flags[0]);
+    const fromEnv = def.env === undefined ? undefined : nonEmpty(env[def.env]);
+    const [where, raw] = fromCli !== undefined ? [def.flags![0], fromCli] : fromEnv !== undefined ? [def.env!, fromEnv] : [undefined, undefined];
+    if (raw === undefined) continue;
     try {
-      return parseIntValue(text, 0, 65535);
+      assignSetting(out, field, parseValue(def, raw));
     } catch (err) {
-      throw new ConfigError([`${what}: ${(err as Error).message}`]);
+      throw new ConfigError([`${where!}: ${(err as Error).message}`]);
     }
-  };
-  const cliPort = port(opts.get('--port'), '--port');
-  const envPort = serve ? port(nonEmpty(env.HORAE_PORT), 'HORAE_PORT') : undefined;
+  }
+  const server = { ...DEFAULT_SERVER_SETTINGS, ...out.server };
   return {
-    port: cliPort ?? envPort ?? file.port ?? DEFAULT_PORT,
-    bind: opts.get('--bind') ?? (serve ? nonEmpty(env.HORAE_BIND) : undefined) ?? file.bind ?? DEFAULT_BIND,
-    dataDir: opts.get('--data-dir') ?? nonEmpty(env.HORAE_DATA_DIR) ?? file.dataDir ?? DEFAULT_DATA_DIR,
+    ...server,
     ...(configFile === undefined ? {} : { configFile }),
-    // HORAE_AUTH_TOKENS keeps tokens out of config files and command lines (ps shows those).
-    tsdb: nonEmpty(env.HORAE_AUTH_TOKENS) === undefined ? file.tsdb : { ...file.tsdb, authTokens: env.HORAE_AUTH_TOKENS!.trim() },
-    store: file.store ?? {},
+    tsdb: out.tsdb,
+    store: out.store,
     ...storeUrlOf(opts, env),
-    warnings: file.warnings,
+    warnings: out.warnings,
     help: opts.has('--help'),
   };
 }
@@ -127,8 +141,8 @@ function nonEmpty(s: string | undefined): string | undefined {
 }
 
 const SERVE_OPTIONS: readonly OptionSpec[] = [
-  { names: ['--port', '-p'], value: true },
-  { names: ['--bind', '--host'], value: true },
+  optionOf('port'),
+  optionOf('bind'),
   DATA_DIR_OPTION,
   STORE_OPTION,
   CONFIG_OPTION,
@@ -143,11 +157,18 @@ export function parseServeCommand(argv: readonly string[], env: Env): ServeSetti
   const args = argv[0] === 'serve' ? argv.slice(1) : argv;
   const p = parseOptions(args, SERVE_OPTIONS);
   if (p.positionals.length > 0) throw new ArgsError(`unexpected argument ${JSON.stringify(p.positionals[0])}`);
-  return resolveSettings(p.options, env, true);
+  return resolveSettings(p.options, env, SERVE_OPTIONS);
 }
 
-const COMMON = `  --data-dir D      directory of the store (env HORAE_DATA_DIR; default ./data)
-  --store URL       a remote store instead (env HORAE_STORE):
+/** Usage lines of a config key's option: its help, then where else it is set and its default. */
+function optionUsage(field: ConfigField, metavar: string): string {
+  const def: KeyDef = CONFIG_KEYS[field];
+  const names = def.flags!.map((f, i) => (i === 0 ? `${f} ${metavar}` : f)).join(', ');
+  const where = [def.env === undefined ? [] : [`env ${def.env}`], `config ${[def.key, ...(def.aliases ?? [])].join(', ')}`, `default ${String(def.default)}`];
+  return `  ${names.padEnd(17)} ${def.help}\n${' '.repeat(20)}(${where.flat().join('; ')})\n`;
+}
+
+const COMMON = `${optionUsage('dataDir', 'D')}  --store URL       a remote store instead (env HORAE_STORE):
                     bigtable://PROJECT/INSTANCE[?prefix=P&appProfile=A]; needs
                     \`npm run install:bigtable\`; emulator via BIGTABLE_EMULATOR_HOST
   --config F        config file, OpenTSDB properties style (env HORAE_CONFIG)
@@ -159,10 +180,7 @@ export const SERVE_USAGE = `Usage: horae [serve] [options]
 Runs the server: HTTP API and telnet-style put lines on one port.
 
 Options:
-  --port P          TCP port (env HORAE_PORT; config tsd.network.port; default 4242)
-  --bind A          address to listen on, alias --host (env HORAE_BIND;
-                    config tsd.network.bind; default 127.0.0.1)
-${COMMON}
+${optionUsage('port', 'P')}${optionUsage('bind', 'A')}${COMMON}
 Environment: HORAE_AUTH_TOKENS='token role, ...' turns authentication on (role read or
 write; also horae.auth.tokens_file). See docs/SECURITY.md.
 

@@ -35,7 +35,8 @@ const TO_OPTION = { names: ['--to'], value: true };
 
 /** Runs `horae copy ARGV`; returns the exit status. */
 export async function runCopyCommand(argv: readonly string[], env: Env, io: { stdout: CliWriter; stderr: CliWriter }): Promise<number> {
-  const p = parseOptions(argv, [DATA_DIR_OPTION, STORE_OPTION, CONFIG_OPTION, HELP_OPTION, TO_OPTION]);
+  const specs = [DATA_DIR_OPTION, STORE_OPTION, CONFIG_OPTION, HELP_OPTION, TO_OPTION];
+  const p = parseOptions(argv, specs);
   if (p.options.has('--help')) {
     io.stdout.write(COPY_USAGE);
     return 0;
@@ -43,7 +44,7 @@ export async function runCopyCommand(argv: readonly string[], env: Env, io: { st
   if (p.positionals.length > 0) throw new ArgsError(`unexpected argument '${p.positionals[0]}'`);
   const to = p.options.get('--to');
   if (to === undefined) throw new ArgsError('copy needs --to DIR|URL');
-  const settings = resolveSettings(p.options, env, false);
+  const settings = resolveSettings(p.options, env, specs);
   for (const w of settings.warnings) io.stderr.write(`warning: ${w}\n`);
   const fromDir = resolve(settings.dataDir);
   if (settings.storeUrl === undefined && !existsSync(fromDir)) throw new Error(`no store at ${fromDir} (set --data-dir or HORAE_DATA_DIR)`);

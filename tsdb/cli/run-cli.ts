@@ -20,7 +20,8 @@ import {
   parseOptions, parseServeCommand, resolveSettings,
 } from './args.js';
 import type { Env, OptionSpec, ServeSettings } from './args.js';
-import { ConfigError, configKeysHelp } from './config-file.js';
+import { configHelp } from './config-doc.js';
+import { ConfigError } from './config-file.js';
 import { runFsck } from './fsck.js';
 import { COPY_USAGE, runCopyCommand } from './copy-cmd.js';
 import { openRemoteStore, StoreUrlError } from './open-store.js';
@@ -109,7 +110,7 @@ export async function runCli(argv: readonly string[], env: Env, io: CliIo): Prom
 
 function help(topic: string | undefined, io: CliIo): number {
   if (topic === undefined) io.stdout.write(MAIN_USAGE);
-  else if (topic === 'config') io.stdout.write(`Config file keys (Java properties: key = value):\n${configKeysHelp()}`);
+  else if (topic === 'config') io.stdout.write(configHelp());
   else if (topic in USAGES) io.stdout.write(USAGES[topic]!);
   else throw new ArgsError(`no help for '${topic}'`);
   return 0;
@@ -117,12 +118,13 @@ function help(topic: string | undefined, io: CliIo): number {
 
 /** Parses a tool command line; prints help or config warnings. Undefined: help was shown. */
 function toolArgs(argv: readonly string[], extra: readonly OptionSpec[], env: Env, io: CliIo, usage: string) {
-  const p = parseOptions(argv, [DATA_DIR_OPTION, STORE_OPTION, CONFIG_OPTION, HELP_OPTION, ...extra]);
+  const specs = [DATA_DIR_OPTION, STORE_OPTION, CONFIG_OPTION, HELP_OPTION, ...extra];
+  const p = parseOptions(argv, specs);
   if (p.options.has('--help')) {
     io.stdout.write(usage);
     return undefined;
   }
-  const settings = resolveSettings(p.options, env, false);
+  const settings = resolveSettings(p.options, env, specs);
   for (const w of settings.warnings) io.stderr.write(`warning: ${w}\n`);
   return { settings, options: p.options, positionals: p.positionals };
 }

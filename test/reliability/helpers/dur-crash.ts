@@ -25,11 +25,11 @@ export const CRASH_CONFIG: readonly string[] = [
   'horae.salt.buckets = 2',
   'horae.storage.memstore_flush_bytes = 16384',
   'horae.storage.region_split_bytes = 32768',
-  'horae.storage.compaction_min_files = 2',
+  'horae.storage.lsm_compaction_min_files = 2',
   'horae.storage.wal_file_bytes = 131072',
-  'horae.compaction.grace_ms = 0',
-  'horae.compaction.idle_ms = 300',
-  'horae.compaction.interval_ms = 200',
+  'horae.hour_compaction.grace_ms = 0',
+  'horae.hour_compaction.idle_ms = 300',
+  'horae.hour_compaction.interval_ms = 200',
 ];
 
 export interface CrashLoopOptions {

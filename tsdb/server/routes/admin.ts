@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { toHex } from '../../../core/api/bytes.js';
-import type { TsdbConfig } from '../../config.js';
+import { configStrings } from '../../config.js';
 import type { Tsdb } from '../../tsdb.js';
 import { VERSION } from '../../version.js';
 
@@ -44,7 +44,7 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
     return damaged.length === 0 ? { status: deps.status() }
       : { status: deps.status(), damagedFiles: damaged.map((p) => ({ file: p.file, offset: p.offset ?? null, message: p.message })) };
   });
-  both(['GET', 'POST'], 'config', async () => configMap(tsdb.config));
+  both(['GET', 'POST'], 'config', async () => configStrings(tsdb.config));
   both('GET', 'regions', async () => {
     const out: Record<string, unknown> = {};
     for (const name of await tsdb.store.listTables()) {
@@ -53,30 +53,4 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
     }
     return out;
   });
-}
-
-/** The running configuration under OpenTSDB's key names (what clients inspect), plus Horae's. */
-export function configMap(c: TsdbConfig): Record<string, string> {
-  return {
-    'tsd.core.auto_create_metrics': String(c.autoCreateMetrics),
-    'tsd.core.auto_create_tagks': String(c.autoCreateTagks),
-    'tsd.core.auto_create_tagvs': String(c.autoCreateTagvs),
-    'tsd.core.tag.allow_specialchars': c.allowSpecialChars,
-    'tsd.storage.max_tags': String(c.maxTags),
-    'tsd.storage.uid.width.metric': String(c.uidWidthMetric),
-    'tsd.storage.uid.width.tagk': String(c.uidWidthTagk),
-    'tsd.storage.uid.width.tagv': String(c.uidWidthTagv),
-    'tsd.storage.salt.width': String(c.saltWidth),
-    'tsd.storage.salt.buckets': String(c.saltBuckets),
-    'tsd.storage.enable_compaction': String(c.compactHours),
-    'tsd.storage.fix_duplicates': 'true',
-    'tsd.http.request.enable_chunked': 'true',
-    'tsd.http.request.max_chunk': String(c.maxBodyBytes),
-    'tsd.rpc.telnet.return_errors': String(c.telnetReturnErrors),
-    'tsd.mode': 'rw',
-    'horae.write.durability': c.durability,
-    'horae.write.max_inflight_points': String(c.maxInflightPoints),
-    'horae.compaction.grace_ms': String(c.compactGraceMs),
-    'horae.compaction.idle_ms': String(c.compactIdleMs),
-  };
 }
