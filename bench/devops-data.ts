@@ -1,7 +1,8 @@
 /**
  * A deterministic TSBS-like "devops cpu" dataset for the ingest benchmarks:
- * `hosts` hosts (default 100) × 10 cpu metrics × `steps` timestamps 10 s apart (default
- * 24 h = 8,640 steps) = 8,640,000 points, 1,000 series with 8 tags each.
+ * `hosts` hosts (default 100) × 10 cpu metrics (or the first `metrics` of them) × `steps`
+ * timestamps 10 s apart (default 24 h = 8,640 steps) = 8,640,000 points, 1,000 series with
+ * 8 tags each. bench/cardinality.ts takes millions of hosts, 10 minutes apart.
  *
  *   metrics  cpu.usage_user, usage_system, usage_idle, usage_nice, usage_iowait,
  *            usage_irq, usage_softirq, usage_steal, usage_guest, usage_guest_nice
@@ -19,7 +20,8 @@
  * The generator streams: it yields chunks of `batchPoints` values (a Float64Array plus
  * the index of the first point) and keeps only the 1,000 walk states; the formatters turn
  * a chunk into IncomingPoint objects (sharing one tags array and series text per series),
- * telnet `put` lines, a JSON /api/put body or a msgpack body. Integral values (a walk
+ * telnet `put` lines, a JSON /api/put body or a msgpack body; `telnetLean` writes the same
+ * telnet lines without per-series objects (for millions of series). Integral values (a walk
  * clamped at 0 or 100, a 2-decimal value like 45) come out as integers in every format
  * (`45` in text, a msgpack int, isInt in-process), as a JS client would send them.
  */
@@ -37,6 +39,8 @@ export interface DevopsOptions {
   /** First timestamp, in seconds. */
   readonly startSec: number;
   readonly values: ValueMode;
+  /** How many of METRICS each host has (the first ones; 10 = all). */
+  readonly metrics: number;
   readonly seed: number;
   /** Points per chunk (= per HTTP body / telnet write unit). */
   readonly batchPoints: number;
@@ -59,6 +63,7 @@ export const DEFAULT_DEVOPS: DevopsOptions = {
   intervalSec: INTERVAL_SEC,
   startSec: DEFAULT_START_SEC,
   values: 'full',
+  metrics: 10,
   seed: 20260101,
   batchPoints: 5000,
 };
@@ -67,7 +72,7 @@ export const DEFAULT_DEVOPS: DevopsOptions = {
  * The options for `--scale x` (a fraction of the 24 hours; the 100 hosts stay, so the
  * series count and rows per hour are those of the full set), or explicit hosts/hours.
  */
-export function devopsOptions(o: { scale?: number; hosts?: number; hours?: number; values?: ValueMode; seed?: number; batchPoints?: number }): DevopsOptions {
+export function devopsOptions(o: { scale?: number; hosts?: number; hours?: number; values?: ValueMode; metrics?: number; seed?: number; batchPoints?: number }): DevopsOptions {
   const hours = o.hours ?? FULL_HOURS * (o.scale ?? 1);
   const steps = Math.max(1, Math.round((hours * 3600) / INTERVAL_SEC));
   return {
@@ -75,13 +80,19 @@ export function devopsOptions(o: { scale?: number; hosts?: number; hours?: numbe
     hosts: o.hosts ?? FULL_HOSTS,
     steps,
     ...(o.values === undefined ? {} : { values: o.values }),
+    ...(o.metrics === undefined ? {} : { metrics: o.metrics }),
     ...(o.seed === undefined ? {} : { seed: o.seed }),
     ...(o.batchPoints === undefined ? {} : { batchPoints: o.batchPoints }),
   };
 }
 
 export function seriesCount(o: DevopsOptions): number {
-  return o.hosts * METRICS.length;
+  return o.hosts * o.metrics;
+}
+
+/** The metric names of the dataset. */
+export function metricNames(o: DevopsOptions): readonly string[] {
+  return METRICS.slice(0, o.metrics);
 }
 
 export function totalPoints(o: DevopsOptions): number {
@@ -90,14 +101,15 @@ export function totalPoints(o: DevopsOptions): number {
 
 /** A short name for file names and result headers: `100h-8640s-full-seed20260101-b5000`. */
 export function datasetKey(o: DevopsOptions): string {
-  return `${o.hosts}h-${o.steps}s-${o.values}-seed${o.seed}-b${o.batchPoints}`;
+  const shape = `${o.hosts}h-${o.steps}s${o.intervalSec === INTERVAL_SEC ? '' : `-i${o.intervalSec}`}${o.metrics === METRICS.length ? '' : `-m${o.metrics}`}`;
+  return `${shape}-${o.values}-seed${o.seed}-b${o.batchPoints}`;
 }
 
 export function describeDataset(o: DevopsOptions): Record<string, string | number> {
   return {
     name: 'devops-cpu (TSBS-like)',
     hosts: o.hosts,
-    metrics: METRICS.length,
+    metrics: o.metrics,
     series: seriesCount(o),
     tagsPerSeries: 8,
     steps: o.steps,
@@ -167,7 +179,7 @@ export function seriesInfo(o: DevopsOptions): SeriesInfo[] {
     const tags = hostTags(h, o.seed);
     const tagText = tags.map(([k, v]) => `${k}=${v}`).join(' ');
     const tagObject = Object.fromEntries(tags);
-    for (const metric of METRICS) {
+    for (const metric of metricNames(o)) {
       out.push({
         metric,
         tags,
@@ -315,6 +327,33 @@ export class DevopsFormatter {
     }
     return pack(arr);
   }
+}
+
+/**
+ * The telnet lines of DevopsFormatter.telnet, built without per-series objects: a host's tag
+ * text is made once per run of its metrics, so memory stays flat at millions of series.
+ */
+export function telnetLean(o: DevopsOptions, c: DevopsChunk): string {
+  const m = o.metrics;
+  const s = seriesCount(o);
+  let si = c.start % s;
+  let ts = o.startSec + Math.floor(c.start / s) * o.intervalSec;
+  let host = -1;
+  let tail = '';
+  let out = '';
+  for (let j = 0; j < c.n; j++) {
+    const h = Math.floor(si / m);
+    if (h !== host) {
+      host = h;
+      tail = ' ' + hostTags(h, o.seed).map(([k, v]) => `${k}=${v}`).join(' ') + '\n';
+    }
+    out += 'put ' + METRICS[si % m]! + ' ' + ts + ' ' + c.values[j]! + tail;
+    if (++si === s) {
+      si = 0;
+      ts += o.intervalSec;
+    }
+  }
+  return out;
 }
 
 export type WireFormat = 'telnet' | 'json' | 'msgpack';

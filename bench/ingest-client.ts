@@ -10,6 +10,11 @@
  * reads from the page cache and socket writes: ~0.1 CPU-s per million points instead of
  * ~0.5 for formatting on the fly.
  *
+ * With `generate` instead of `file` (bench/cardinality.ts: millions of series, gigabytes of
+ * text) the telnet frames are made while sending (devops-data.ts `telnetLean`, ~0.5 CPU-s
+ * per million points, counted in the client's CPU). With `maxSeconds` the client stops
+ * taking frames after that long (`stoppedEarly`), so a slow server cannot hold a run.
+ *
  * Protocol (IPC): the parent forks `ingest-client <spec JSON>`; the client opens the file
  * and (telnet) its connections, sends {type:'ready'}; on {cmd:'go'} it sends every frame —
  *   telnet  `conns` connections (default 4) take the next frame from the shared file, each
@@ -29,8 +34,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
-import { DevopsFormatter, datasetKey, devopsChunks, encodeChunk, totalPoints } from './devops-data.js';
-import type { DevopsOptions, WireFormat } from './devops-data.js';
+import { DevopsFormatter, datasetKey, devopsChunks, encodeChunk, telnetLean, totalPoints } from './devops-data.js';
+import type { DevopsChunk, DevopsOptions, WireFormat } from './devops-data.js';
 
 export interface ClientSpec {
   readonly proto: 'telnet' | 'http';
@@ -40,7 +45,12 @@ export interface ClientSpec {
   readonly path?: string;
   readonly contentType?: string;
   readonly conns: number;
-  readonly file: string;
+  /** The data file (ensureDataFile), or: */
+  readonly file?: string;
+  /** the dataset, made into telnet frames while sending. */
+  readonly generate?: DevopsOptions;
+  /** Stop taking frames after this many seconds from 'go'. */
+  readonly maxSeconds?: number;
 }
 
 export interface ClientDone {
@@ -56,6 +66,8 @@ export interface ClientDone {
   readonly errors: string[];
   /** Lines the server sent back on telnet connections (Horae answers only errors). */
   readonly replyLines: number;
+  /** Frames were left unsent because `maxSeconds` passed. */
+  readonly stoppedEarly: boolean;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -118,8 +130,26 @@ export function warmPageCache(file: string): void {
   }
 }
 
+interface FrameSource {
+  next(): { n: number; body: Buffer } | undefined;
+  close(): void;
+}
+
+/** Telnet frames of a dataset, made on demand. */
+class GeneratedFrames implements FrameSource {
+  private readonly chunks: Generator<DevopsChunk>;
+  constructor(private readonly o: DevopsOptions) {
+    this.chunks = devopsChunks(o);
+  }
+  next(): { n: number; body: Buffer } | undefined {
+    const it = this.chunks.next();
+    return it.done === true ? undefined : { n: it.value.n, body: Buffer.from(telnetLean(this.o, it.value), 'latin1') };
+  }
+  close(): void {}
+}
+
 /** Reads frames in order (synchronously: the page cache serves them in microseconds). */
-export class FrameReader {
+export class FrameReader implements FrameSource {
   private readonly fd: number;
   private pos = 0;
   private readonly size: number;
@@ -160,7 +190,7 @@ export class FrameReader {
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
 class Client {
-  private readonly reader: FrameReader;
+  private readonly reader: FrameSource;
   private points = 0;
   private bytes = 0;
   private frames = 0;
@@ -171,9 +201,13 @@ class Client {
   private readonly errors: string[] = [];
   private sockets: net.Socket[] = [];
   private agent: http.Agent | undefined;
+  private deadline = Infinity;
+  private stoppedEarly = false;
 
   constructor(private readonly spec: ClientSpec) {
-    this.reader = new FrameReader(spec.file);
+    if (spec.file !== undefined) this.reader = new FrameReader(spec.file);
+    else if (spec.generate !== undefined && spec.proto === 'telnet') this.reader = new GeneratedFrames(spec.generate);
+    else throw new Error('ingest-client: a data file, or a dataset to generate telnet frames of');
   }
 
   private error(msg: string): void {
@@ -181,6 +215,10 @@ class Client {
   }
 
   private take(): { n: number; body: Buffer } | undefined {
+    if (performance.now() > this.deadline) {
+      this.stoppedEarly = true;
+      return undefined;
+    }
     const f = this.reader.next();
     if (f !== undefined) {
       this.frames++;
@@ -215,6 +253,7 @@ class Client {
   async run(): Promise<ClientDone> {
     const cpu0 = process.cpuUsage();
     const t0 = performance.now();
+    if (this.spec.maxSeconds !== undefined) this.deadline = t0 + this.spec.maxSeconds * 1000;
     if (this.spec.proto === 'telnet') await Promise.all(this.sockets.map((s) => this.pumpTelnet(s)));
     else await Promise.all(Array.from({ length: this.spec.conns }, () => this.pumpHttp()));
     const seconds = (performance.now() - t0) / 1000;
@@ -230,6 +269,7 @@ class Client {
       statuses: this.statuses,
       errors: this.errors,
       replyLines: this.replyLines,
+      stoppedEarly: this.stoppedEarly,
     };
   }
 

@@ -11,7 +11,7 @@
  *   npx tsx bench/query-ab-inproc.ts --data-dir <dir> --builds old=/a/dist,new=dist
  *        [--queries q1,q2,q2-host,q4] [--rounds 40] [--out bench/results]
  *
- * `<dir>` is a loaded, settled data directory (HORAE_BENCH_KEEP_DIR=1 query-bench prints
+ * `<dir>` is a loaded data directory (HORAE_BENCH_KEEP_DIR=1 query-bench prints
  * one), at the full devops size. q1 rotates over every host, 100 queries a round; the others
  * run once a round. Reported per query: each build's median ms per query over the rounds,
  * and the median of the per-round ratios to the first build. The answers of every build

@@ -5,7 +5,7 @@
  * then queries) leaves minutes between the builds' measurements. Usage:
  *
  *   HORAE_BENCH_KEEP_DIR=1 node <build>/bench/query-bench.js --systems horae --queries q1 …
- *      (prints `kept <dir>`: a loaded, settled data directory)
+ *      (prints `kept <dir>`: a loaded data directory, left alone after the load)
  *   npx tsc -p tsconfig.build.json   (in each checkout: dist/tsdb/main.js)
  *   npx tsx bench/query-ab.ts --data-dir <dir> --builds old=/a/dist/tsdb/main.js,new=dist/tsdb/main.js
  *        [--queries q1,q2,q2-host,q3,q4] [--runs 40] [--warmup 10] [--out bench/results]

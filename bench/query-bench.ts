@@ -7,18 +7,16 @@
  *        [--queries q1,q2,q2-host,q3,q4] [--runs 31] [--warmup 5] [--warmup-seconds 3]
  *        [--warmup-max-seconds 20] [--conc 16]
  *        [--conc-seconds 5] [--conc-runs 3] [--conc-warmup-seconds 3] [--vm-buckets opentsdb|prom]
- *        [--systems horae,victoriametrics] [--verify] [--profile DIR] [--timeout 3600]
+ *        [--systems horae,victoriametrics] [--wait 180] [--profile DIR] [--timeout 3600]
  *   OUT=/tmp/horae-query-build ./bench/build.sh && node /tmp/horae-query-build/bench/query-bench.js …
  *
- * 1. Load (bench/peers/run.ts runOnce, as peers.ts): each server started fresh on loopback
- *    (bench/peers/targets.ts), fed the dataset over telnet (4 connections; 2-decimal values
- *    by default, as agents send), polled until every point is visible and counted by a
- *    query, then settled — Horae: forced hour compaction of every hour, flush and major
- *    compaction (IPC `settle` of bench/peers/horae-server.ts), so reads see compressed
- *    hours in SSTs; VictoriaMetrics: force_flush + force_merge. `--verify` also reads every
- *    Horae series back. `--profile DIR`: Horae is then restarted on its data directory
- *    under `--cpu-prof` (the profile covers only the query phase; caches start cold, the
- *    warm-up fills them).
+ * 1. Load (bench/peers/run.ts runOnce, as record.ts): each server started fresh on loopback
+ *    as users run it (bench/peers/targets.ts: Horae by `npm start`), fed the dataset over
+ *    telnet (4 connections; 2-decimal values by default, as agents send), polled until
+ *    every point is counted by a query, then left alone for `--wait` seconds (nothing
+ *    forced on either system). `--profile DIR`: Horae is then restarted on its data
+ *    directory with NODE_OPTIONS=--cpu-prof (profiles of npm and the build land there too;
+ *    the server's is the large one; caches start cold, the warm-up fills them).
  * 2. Expected answers from the regenerated dataset (bench/query/queries.ts); every query's
  *    first answer from each system is compared with them (same series, same buckets,
  *    values within 1e-9 relative).
@@ -48,7 +46,7 @@ import type { DevopsOptions, ValueMode } from './devops-data.js';
 import { environment, median, printHeader } from './harness.js';
 import { runLine, runOnce } from './peers/run.js';
 import type { RunResult } from './peers/run.js';
-import { IpcChannel, benchScript, codeFingerprint, forkScript, procCpuSeconds, procRss, sleep, stopProcess } from './peers/proc.js';
+import { codeFingerprint, sleep, treeCpuSeconds, treeRss } from './peers/proc.js';
 import { startTarget } from './peers/targets.js';
 import type { SystemName, Target } from './peers/targets.js';
 import { HttpClient, loadFor, percentileOf } from './query/http-client.js';
@@ -74,7 +72,7 @@ const { values: args } = parseArgs({
     'conc-warmup-seconds': { type: 'string', default: '3' },
     'vm-buckets': { type: 'string', default: 'opentsdb' },
     conns: { type: 'string', default: '4' },
-    verify: { type: 'boolean', default: false },
+    wait: { type: 'string', default: '180' },
     profile: { type: 'string' },
     timeout: { type: 'string', default: '3600' },
     out: { type: 'string', default: 'bench/results' },
@@ -83,8 +81,6 @@ const { values: args } = parseArgs({
 
 const COMPILED = import.meta.url.endsWith('.js');
 const HOST = '127.0.0.1';
-/** VictoriaMetrics' HTTP (query) port, as bench/peers/targets.ts starts it (-httpListenAddr). */
-const VM_HTTP_PORT = 18428;
 
 const systems = args.systems.split(',') as SystemName[];
 for (const s of systems) if (s !== 'horae' && s !== 'victoriametrics') throw new Error(`unknown system ${s} (horae, victoriametrics)`);
@@ -135,34 +131,15 @@ async function stopAll(): Promise<void> {
 }
 
 function serverOfTarget(t: Target): Server {
-  const port = t.system === 'horae' ? t.endpoint('json')!.port : VM_HTTP_PORT;
-  return { system: t.system, version: t.version, pid: t.pid, client: new HttpClient(HOST, port, Math.max(CONC, 4)), stop: () => t.stop(), cleanup: () => t.cleanup() };
+  return { system: t.system, version: t.version, pid: t.pid, client: new HttpClient(HOST, t.queryPort, Math.max(CONC, 4)), stop: () => t.stop(), cleanup: () => t.cleanup() };
 }
 
 /** Horae restarted on the data directory of `t` under --cpu-prof (t is stopped first). */
 async function restartHoraeProfiled(t: Target, dir: string): Promise<Server> {
   await t.stop();
   mkdirSync(dir, { recursive: true });
-  const child = forkScript(benchScript(import.meta.url, './peers/horae-server.js'), [JSON.stringify({ dir: t.dataDir })], ['--cpu-prof', `--cpu-prof-dir=${dir}`, '--cpu-prof-interval=200']);
-  const ipc = new IpcChannel(child, 'horae-server (profiled)');
-  const ready = await ipc.next('ready', 120_000);
-  return {
-    system: 'horae',
-    version: t.version,
-    pid: child.pid!,
-    client: new HttpClient(HOST, Number(ready['port']), Math.max(CONC, 4)),
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise<void>((r) => child.once('exit', () => r()));
-      try {
-        await ipc.request({ cmd: 'stop' }, 120_000);
-        await Promise.race([exited, sleep(30_000)]);
-      } finally {
-        await stopProcess(child, 'SIGKILL', 5_000);
-      }
-    },
-    cleanup: () => t.cleanup(),
-  };
+  const r = await startTarget('horae', { root: t.root, version: t.version, env: { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${dir} --cpu-prof-interval=200` } });
+  return serverOfTarget(r);
 }
 
 function reqOf(s: Server, q: BenchQuery): HttpReq {
@@ -247,7 +224,7 @@ async function runQuery(q: BenchQuery, want: Map<SystemName, Answer>): Promise<Q
     warmups.set(s.system, { seconds: round((performance.now() - t0) / 1000, 1), blocksMs: blocks });
   }
   const lat = new Map<SystemName, number[]>(servers.map((s) => [s.system, []]));
-  const cpu0 = new Map(servers.map((s) => [s.system, procCpuSeconds(s.pid)]));
+  const cpu0 = new Map(servers.map((s) => [s.system, treeCpuSeconds(s.pid)]));
   for (let r = 0; r < RUNS; r++) {
     const order = r % 2 === 0 ? servers : [...servers].reverse();
     for (const s of order) {
@@ -257,7 +234,7 @@ async function runQuery(q: BenchQuery, want: Map<SystemName, Answer>): Promise<Q
   }
   const latency: Partial<Record<SystemName, Latency>> = {};
   for (const s of servers) {
-    const cpu = procCpuSeconds(s.pid) - cpu0.get(s.system)!;
+    const cpu = treeCpuSeconds(s.pid) - cpu0.get(s.system)!;
     const xs = lat.get(s.system)!;
     const sorted = [...xs].sort((a, b) => a - b);
     latency[s.system] = {
@@ -317,9 +294,9 @@ async function runConcurrency(): Promise<ConcResult[]> {
     const order = r % 2 === 1 ? servers : [...servers].reverse();
     for (const s of order) {
       await sleep(500);
-      const cpu0 = procCpuSeconds(s.pid);
+      const cpu0 = treeCpuSeconds(s.pid);
       const res = await loadFor(s.client, CONC, Number(args['conc-seconds']), (i) => reqOf(s, qs[i % qs.length]!));
-      const cpu = procCpuSeconds(s.pid) - cpu0;
+      const cpu = treeCpuSeconds(s.pid) - cpu0;
       const c: ConcResult = {
         ...res, system: s.system, run: r,
         serverCpuMsPerRequest: round((cpu * 1000) / Math.max(1, res.requests), 3),
@@ -385,7 +362,7 @@ async function main(): Promise<void> {
     code: codeFingerprint(import.meta.url),
     systems,
     dataset: describeDataset(o),
-    load: `telnet, ${args.conns} connections, then settle (Horae: forced hour compaction + flush + major compaction; VictoriaMetrics: force_flush + force_merge)`,
+    load: `telnet, ${args.conns} connections, then left alone for ${args.wait} s (nothing forced)`,
     runs: RUNS,
     warmup: WARMUP,
     warmupSeconds: WARMUP_SECONDS,
@@ -411,7 +388,7 @@ async function main(): Promise<void> {
       targets.push(t);
       versions[system] = t.version;
       const r = await runOnce(t, 'ingest-telnet', o, {
-        conns: Number(args.conns), inflight: 4, storage: true, verify: args.verify, measureAfterStop: false,
+        conns: Number(args.conns), waitSeconds: Number(args.wait), keepRunning: true,
         stallSeconds: 60, timeoutSeconds: Number(args.timeout),
         log,
       });
@@ -421,7 +398,7 @@ async function main(): Promise<void> {
     for (const t of targets.splice(0)) {
       const s = t.system === 'horae' && args.profile !== undefined ? await restartHoraeProfiled(t, path.resolve(args.profile)) : serverOfTarget(t);
       servers.push(s);
-      rss[s.system] = { afterLoadMiB: round(procRss(s.pid).rss / 2 ** 20, 1) };
+      rss[s.system] = { afterLoadMiB: round(treeRss(s.pid) / 2 ** 20, 1) };
     }
     log('expected answers from the regenerated dataset …');
     const mv = new MetricValues(o, 0);
@@ -438,7 +415,7 @@ async function main(): Promise<void> {
       log(`q1 under load: ${CONC} requests in flight, ${args['conc-seconds']} s …`);
       conc = await runConcurrency();
     }
-    for (const s of servers) rss[s.system] = { ...rss[s.system], afterQueriesMiB: round(procRss(s.pid).rss / 2 ** 20, 1), peakMiB: round(procRss(s.pid).hwm / 2 ** 20, 1) };
+    for (const s of servers) rss[s.system] = { ...rss[s.system], afterQueriesMiB: round(treeRss(s.pid) / 2 ** 20, 1) };
   } finally {
     await stopAll();
     clearTimeout(watchdog);

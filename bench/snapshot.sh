@@ -4,7 +4,8 @@
 # /tmp/horae-snap-<sha>/build/ (tsc output, as bench/build.sh). Prints the build dir. Run the
 # benchmarks from the repository root so results land in bench/results/ and the header
 # records the commit, e.g.
-#   B=$(bench/snapshot.sh) && BENCH_SOURCE="git archive $(git rev-parse --short HEAD)" node $B/bench/peers.js --quick
+#   B=$(bench/snapshot.sh) && BENCH_SOURCE="git archive $(git rev-parse --short HEAD)" node $B/bench/record.js --quick
+# (Horae is then the snapshot's own `npm start`: bench/peers/targets.ts horaeDir)
 set -e
 cd "$(dirname "$0")/.."
 REV=$(git rev-parse --short "${1:-HEAD}")

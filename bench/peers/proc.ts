@@ -1,8 +1,9 @@
 /**
- * Process and file-system helpers of the ingest benchmarks: CPU seconds and RSS of a
- * process from /proc (all its threads), disk usage of a directory (file sizes and
- * allocated blocks), HTTP polling, child processes that are stopped by PID on exit, and
- * `fork` of a sibling bench script under the same runtime (tsx or compiled JS).
+ * Process and file-system helpers of the benchmarks: CPU seconds, RSS and I/O of a process
+ * or a whole process tree from /proc (all threads; children reaped count in their parent),
+ * disk usage of a directory (file sizes and allocated blocks), HTTP polling, child
+ * processes whose trees are killed by PID on exit, and `fork` of a sibling bench script
+ * under the same runtime (tsx or compiled JS).
  */
 import { execFileSync, fork, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -44,25 +45,77 @@ export function procRss(pid: number): { rss: number; hwm: number } {
   return { rss: kb('VmRSS'), hwm: kb('VmHWM') };
 }
 
-/** Samples a process's RSS (for processes whose VmHWM covers more than the phase measured). */
-export class RssSampler {
-  peak = 0;
-  private readonly timer: NodeJS.Timeout;
-  constructor(pid: number, everyMs = 100) {
-    const sample = (): void => {
-      try {
-        this.peak = Math.max(this.peak, procRss(pid).rss);
-      } catch {
-        // the process is gone
-      }
-    };
-    sample();
-    this.timer = setInterval(sample, everyMs);
+/** The parent pid of `pid` (0 once it is gone). */
+export function parentPid(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return 0;
   }
-  stop(): number {
-    clearInterval(this.timer);
-    return this.peak;
+}
+
+/** The pids of `root` and its live descendants (by the parent pid in /proc/<pid>/stat), root first. */
+export function processTree(root: number): number[] {
+  const parent = new Map<number, number>();
+  for (const name of readdirSync('/proc')) {
+    const pid = Number(name);
+    if (Number.isInteger(pid)) parent.set(pid, parentPid(pid));
   }
+  if (!parent.has(root)) return [];
+  const out = [root];
+  for (let i = 0; i < out.length; i++) for (const [pid, ppid] of parent) if (ppid === out[i]) out.push(pid);
+  return out;
+}
+
+/**
+ * CPU seconds of a whole process tree so far: for each live member its own user + system
+ * time plus that of its waited-for children (cutime, cstime), so an exited build step or
+ * helper counts once, in the parent that reaped it.
+ */
+export function treeCpuSeconds(root: number): number {
+  let ticks = 0;
+  for (const pid of processTree(root)) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      // f[0] is field 3: utime, stime, cutime, cstime are fields 14-17.
+      ticks += Number(f[11]) + Number(f[12]) + Number(f[13]) + Number(f[14]);
+    } catch {
+      // exited between the listing and the read: its time is in its parent's cutime now
+    }
+  }
+  return ticks / ticksPerSecond();
+}
+
+/** Resident set of a whole process tree now (sum over its live members), in bytes. */
+export function treeRss(root: number): number {
+  let sum = 0;
+  for (const pid of processTree(root)) {
+    try {
+      sum += procRss(pid).rss;
+    } catch {
+      // gone
+    }
+  }
+  return sum;
+}
+
+/** /proc/<pid>/io: bytes this process (and the children it reaped) read and wrote. */
+export interface ProcIo {
+  readonly rchar: number;
+  readonly wchar: number;
+  readonly readBytes: number;
+  /** Bytes of page cache the process dirtied (written to the block device, unless cancelled). */
+  readonly writeBytes: number;
+  /** Dirty bytes dropped before write-back (files truncated or deleted in time). */
+  readonly cancelledWriteBytes: number;
+}
+
+export function procIo(pid: number): ProcIo {
+  const text = readFileSync(`/proc/${pid}/io`, 'utf8');
+  const v = (name: string): number => Number(new RegExp(`^${name}: (\\d+)`, 'm').exec(text)?.[1] ?? NaN);
+  return { rchar: v('rchar'), wchar: v('wchar'), readBytes: v('read_bytes'), writeBytes: v('write_bytes'), cancelledWriteBytes: v('cancelled_write_bytes') };
 }
 
 export interface DiskUsage {
@@ -159,10 +212,13 @@ function hookExit(): void {
   const killAll = (): void => {
     for (const c of children) {
       if (c.exitCode === null && c.signalCode === null && c.pid !== undefined) {
-        try {
-          process.kill(c.pid, 'SIGKILL');
-        } catch {
-          // already gone
+        // the whole tree, leaves first (`npm start` leaves its server behind otherwise)
+        for (const pid of processTree(c.pid).reverse()) {
+          try {
+            process.kill(pid, 'SIGKILL');
+          } catch {
+            // already gone
+          }
         }
       }
     }
@@ -183,10 +239,10 @@ function track(c: ChildProcess): ChildProcess {
   return c;
 }
 
-/** Spawns `cmd` with stdout and stderr appended to `logFile`; killed by PID if this process exits. */
-export function spawnLogged(cmd: string, args: readonly string[], logFile: string): ChildProcess {
+/** Spawns `cmd` with stdout and stderr appended to `logFile`; its tree is killed by PID if this process exits. */
+export function spawnLogged(cmd: string, args: readonly string[], logFile: string, opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): ChildProcess {
   const fd = openSync(logFile, 'a');
-  const c = spawn(cmd, args, { stdio: ['ignore', fd, fd] });
+  const c = spawn(cmd, args, { stdio: ['ignore', fd, fd], ...opts });
   closeSync(fd);
   return track(c);
 }
@@ -199,11 +255,11 @@ export function benchScript(fromUrl: string, relative: string): string {
 
 /**
  * Forks a bench script with an IPC channel, under the runtime of this process (tsx's
- * loader flags are in execArgv; --cpu-prof flags are dropped unless given in `nodeArgs`).
+ * loader flags are in execArgv; --cpu-prof and --heap-prof flags are dropped).
  */
-export function forkScript(script: string, args: readonly string[], nodeArgs: readonly string[] = []): ChildProcess {
+export function forkScript(script: string, args: readonly string[]): ChildProcess {
   const execArgv = process.execArgv.filter((a) => !a.startsWith('--cpu-prof') && !a.startsWith('--heap-prof'));
-  return track(fork(script, [...args], { execArgv: [...execArgv, ...nodeArgs], stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
+  return track(fork(script, [...args], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 }
 
 /** Sends SIGTERM (or `signal`), then SIGKILL after `timeoutMs`; resolves when the process has exited. */
@@ -219,53 +275,25 @@ export async function stopProcess(c: ChildProcess, signal: NodeJS.Signals = 'SIG
 }
 
 /**
- * A request/reply channel over a forked child's IPC: `request({ cmd, ... })` resolves with
- * the child's reply carrying the same `id`; every pending request rejects if the child exits.
+ * The parent's end of a forked child's IPC: `next(type)` waits for the child's next message
+ * of that type, `send` tells it something.
  */
 export class IpcChannel {
-  private nextId = 1;
-  private readonly pending = new Map<number, { resolve: (v: Record<string, unknown>) => void; reject: (e: Error) => void }>();
   private readonly listeners: Array<(m: Record<string, unknown>) => void> = [];
   exitInfo: string | undefined;
 
   constructor(readonly child: ChildProcess, readonly name: string) {
     child.on('message', (m: Record<string, unknown>) => {
-      const id = m['id'];
-      if (typeof id === 'number' && this.pending.has(id)) {
-        const p = this.pending.get(id)!;
-        this.pending.delete(id);
-        if (typeof m['error'] === 'string') p.reject(new Error(`${name}: ${m['error']}`));
-        else p.resolve(m);
-        return;
-      }
-      for (const l of this.listeners) l(m);
+      for (const l of [...this.listeners]) l(m);
     });
     child.once('exit', (code, signal) => {
       this.exitInfo = `exited with ${signal ?? `code ${code}`}`;
-      for (const p of this.pending.values()) p.reject(new Error(`${name} ${this.exitInfo}`));
-      this.pending.clear();
-      for (const l of this.listeners) l({ type: 'exit', code, signal });
-    });
-  }
-
-  request(msg: Record<string, unknown>, timeoutMs = 3_600_000): Promise<Record<string, unknown>> {
-    if (this.exitInfo !== undefined) return Promise.reject(new Error(`${this.name} ${this.exitInfo}`));
-    const id = this.nextId++;
-    return new Promise((resolve, reject) => {
-      const t = setTimeout(() => {
-        this.pending.delete(id);
-        reject(new Error(`${this.name}: no reply to ${String(msg['cmd'])} within ${timeoutMs / 1000} s`));
-      }, timeoutMs);
-      this.pending.set(id, {
-        resolve: (v) => { clearTimeout(t); resolve(v); },
-        reject: (e) => { clearTimeout(t); reject(e); },
-      });
-      this.child.send({ ...msg, id });
+      for (const l of [...this.listeners]) l({ type: 'exit', code, signal });
     });
   }
 
   /**
-   * The next unsolicited message of `type` (e.g. 'ready'); rejects if the child exits
+   * The next message of `type` (e.g. 'ready'); rejects if the child exits
    * first, or sends {type:'failed', error} instead.
    */
   next(type: string, timeoutMs = 120_000): Promise<Record<string, unknown>> {

@@ -1,13 +1,13 @@
 /**
- * The query set of `bench:peers` against one loaded, settled target (bench/peers/run.ts
- * calls it after the settle of one ingest run per system):
+ * The query set of `bench:record` against one loaded target left alone after the load
+ * (bench/peers/run.ts `atRest`):
  *
  *   1. check: the first answer of every query is compared with the answer computed from the
  *      regenerated dataset (bench/query/queries.ts; the same expected answer for every
  *      system, so systems that pass gave the same answer)
  *   2. latency: `warmup` requests, then `runs` requests one at a time on a keep-alive
  *      connection; client-side time from request to the last body byte; median, p90, min,
- *      max; server CPU per query from /proc/<pid>/stat over the timed runs
+ *      max; server CPU per query (its process tree, /proc) over the timed runs
  *   3. throughput: `conc` requests in flight for `seconds` (q1 rotates over the hosts, so
  *      no answer cache can serve it; VictoriaMetrics gets `nocache=1` anyway), requests/s
  *      and server CPU per request
@@ -22,7 +22,7 @@ import type { HttpReq } from '../query/http-client.js';
 import { compare, horaeAnswer, influxAnswer, q1, vmAnswer } from '../query/queries.js';
 import type { Answer, BenchQuery, Check, QueryId } from '../query/queries.js';
 import type { DevopsOptions } from '../devops-data.js';
-import { procCpuSeconds, procRss } from './proc.js';
+import { http, treeCpuSeconds, treeRss } from './proc.js';
 import type { Target } from './targets.js';
 
 export interface QueryRunOptions {
@@ -59,9 +59,8 @@ export interface QuerySetResult {
   readonly conc: number;
   readonly seconds: number;
   readonly queries: readonly QueryFigures[];
+  /** RSS of the process tree after the queries. */
   readonly rssAfterMiB: number;
-  /** VmHWM at the end (covers the ingest before, too). */
-  readonly peakRssMiB: number;
 }
 
 const round = (x: number, d = 3): number => Math.round(x * 10 ** d) / 10 ** d;
@@ -89,6 +88,19 @@ function failedCheck(msg: string): Check {
     ok: false, series: 0, points: 0, expectedSeries: 0, expectedPoints: 0, missingSeries: 0, extraSeries: 0,
     missingPoints: 0, extraPoints: 0, wrongValues: 0, maxAbsDiff: NaN, samples: [msg],
   };
+}
+
+/** Whether `t` answers `q` now as `want` says (the readiness probe after a restart); false on any failure. */
+export async function answersNow(t: Target, q: BenchQuery, want: Answer): Promise<boolean> {
+  const req = requestOf(t.system, q);
+  try {
+    const r = await http(`http://127.0.0.1:${t.queryPort}${req.path}`, {
+      method: req.method, timeoutMs: 10_000, ...(req.body === undefined ? {} : { body: req.body, headers: { 'content-type': 'application/json' } }),
+    });
+    return r.status === 200 && compare(answerOf(t.system, q, Buffer.from(r.body)), want).ok;
+  } catch {
+    return false;
+  }
 }
 
 /** Runs every query of `qs` against `t`; `want` holds the expected answer of each. */
@@ -127,15 +139,15 @@ export async function runQuerySet(
       }
       for (let i = 0; i < ro.warmup; i++) await get(req);
       const lat: number[] = [];
-      const cpu0 = procCpuSeconds(t.pid);
+      const cpu0 = treeCpuSeconds(t.pid);
       for (let i = 0; i < ro.runs; i++) lat.push((await get(req)).ms);
-      const cpu = procCpuSeconds(t.pid) - cpu0;
+      const cpu = treeCpuSeconds(t.pid) - cpu0;
       const sorted = [...lat].sort((a, b) => a - b);
       // Throughput: q1 rotates over the hosts; the others repeat the same request.
       const reqAt = q.id === 'q1' ? (i: number): HttpReq => requestOf(t.system, q1(o, { vmBuckets: 'opentsdb' }, i % o.hosts)) : (): HttpReq => req;
-      const lc0 = procCpuSeconds(t.pid);
+      const lc0 = treeCpuSeconds(t.pid);
       const load = await loadFor(client, ro.conc, ro.seconds, reqAt);
-      const lcpu = procCpuSeconds(t.pid) - lc0;
+      const lcpu = treeCpuSeconds(t.pid) - lc0;
       const f: QueryFigures = {
         id: q.id,
         title: q.title,
@@ -162,9 +174,5 @@ export async function runQuerySet(
   } finally {
     client.close();
   }
-  const rss = procRss(t.pid);
-  return {
-    system: t.system, runs: ro.runs, conc: ro.conc, seconds: ro.seconds, queries: out,
-    rssAfterMiB: round(rss.rss / 2 ** 20, 1), peakRssMiB: round(rss.hwm / 2 ** 20, 1),
-  };
+  return { system: t.system, runs: ro.runs, conc: ro.conc, seconds: ro.seconds, queries: out, rssAfterMiB: round(treeRss(t.pid) / 2 ** 20, 1) };
 }

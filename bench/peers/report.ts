@@ -1,12 +1,13 @@
 /**
- * The side-by-side report of `bench:peers`: the figures of every system (medians over the
- * runs, bench/peers/run.ts `summarize`; the query set, bench/peers/query-run.ts) as rows
- * of one table, with Horae / peer ratios. A ratio is Horae's figure divided by the
- * peer's; whether Horae is ahead depends on the figure: higher is better for points/s and
- * requests/s, lower for CPU-seconds per million points, RSS, bytes/point and latency.
+ * The side-by-side report of `bench:record`: the figures of every system (medians over the
+ * runs, bench/peers/run.ts `summarize`; the query sets, bench/peers/query-run.ts, medians
+ * over the runs too) as rows of one table, with Horae / peer ratios. A ratio is Horae's
+ * figure divided by the peer's; whether Horae is ahead depends on the figure: higher is
+ * better for points/s and requests/s, lower for everything else (CPU, RSS, bytes, time).
  *
  * Pure functions of recorded figures (test/bench/report.test.ts feeds it a recorded run).
  */
+import { median } from '../harness.js';
 import type { Summary } from './run.js';
 import type { QuerySetResult } from './query-run.js';
 
@@ -35,7 +36,6 @@ export interface Ratio {
 export const SYSTEM_NAMES: Readonly<Record<string, string>> = { horae: 'Horae', victoriametrics: 'VictoriaMetrics', influxdb: 'InfluxDB' };
 
 const WORKLOAD_LABELS: Readonly<Record<string, string>> = {
-  'ingest-inproc': 'in-process',
   'ingest-telnet': 'telnet ×4',
   'ingest-http-json': 'HTTP JSON 5k ×4',
   'ingest-http-msgpack': 'HTTP msgpack 5k ×4',
@@ -60,30 +60,42 @@ export function ingestFigures(summary: readonly Summary[]): Figure[] {
       }
       return v;
     };
-    out.push({ group, name: 'points/s', better: 'higher', values: of((s) => s.pointsPerSec.median) });
-    out.push({ group, name: 'server CPU-s / M points', better: 'lower', values: of((s) => s.serverCpuPerM) });
-    out.push({ group, name: 'peak RSS MiB', better: 'lower', values: of((s) => s.peakRssMiB) });
-    const bytes = of((s) => s.allocatedPerPoint);
-    if (Object.keys(bytes).length > 0) out.push({ group, name: 'bytes/point on disk (allocated)', better: 'lower', values: bytes });
+    const wait = g[0]!.waitSeconds;
+    const add = (name: string, better: Better, f: (s: Summary) => number | undefined): void => {
+      const values = of(f);
+      if (Object.keys(values).length > 0) out.push({ group, name, better, values });
+    };
+    add('points/s until all queryable', 'higher', (s) => s.pointsPerSec.median);
+    add('server CPU-s / M points', 'lower', (s) => s.serverCpuPerM);
+    add('bytes/point on disk (du) after the load', 'lower', (s) => s.bytesPerPointAfterLoad);
+    add(`bytes/point on disk (du) ${wait} s after it`, 'lower', (s) => s.bytesPerPointAfterWait);
+    add('bytes/point on disk (du) after a clean stop', 'lower', (s) => s.bytesPerPointAfterStop);
+    add(`CPU-s while idle for ${wait} s`, 'lower', (s) => s.idleCpuSeconds);
+    add('RSS MiB after the load', 'lower', (s) => s.rssAfterLoadMiB);
+    add(`RSS MiB ${wait} s after it`, 'lower', (s) => s.rssAfterWaitMiB);
+    add('ready after a restart, s', 'lower', (s) => s.readySeconds);
   }
   return out;
 }
 
-/** Query figures per query id: median latency and requests/s. */
+/** Query figures per query id: median latency and requests/s, each the median over the runs of a system. */
 export function queryFigures(sets: readonly QuerySetResult[]): Figure[] {
   const ids: string[] = [];
   for (const s of sets) for (const q of s.queries) if (!ids.includes(q.id)) ids.push(q.id);
   const out: Figure[] = [];
   for (const id of ids) {
-    const lat: Record<string, number> = {};
-    const rps: Record<string, number> = {};
+    const lats = new Map<string, number[]>();
+    const rpss = new Map<string, number[]>();
+    const push = (m: Map<string, number[]>, k: string, x: number): void => void (m.get(k) ?? m.set(k, []).get(k)!).push(x);
     for (const s of sets) {
       const q = s.queries.find((x) => x.id === id);
       if (q === undefined) continue;
       // A failed query has no figures (NaN): left out, its answer check says why.
-      if (Number.isFinite(q.medianMs)) lat[s.system] = q.medianMs;
-      if (Number.isFinite(q.requestsPerSec)) rps[s.system] = q.requestsPerSec;
+      if (Number.isFinite(q.medianMs)) push(lats, s.system, q.medianMs);
+      if (Number.isFinite(q.requestsPerSec)) push(rpss, s.system, q.requestsPerSec);
     }
+    const lat = Object.fromEntries([...lats].map(([k, xs]) => [k, median(xs)]));
+    const rps = Object.fromEntries([...rpss].map(([k, xs]) => [k, median(xs)]));
     const conc = sets[0]?.conc ?? 0;
     out.push({ group: id, name: 'median latency ms', better: 'lower', values: lat });
     out.push({ group: id, name: `requests/s (${conc} in flight)`, better: 'higher', values: rps });

@@ -1,9 +1,13 @@
 /**
- * The servers the ingest benchmarks feed, each a fresh process on loopback with a fresh
- * data directory under os.tmpdir(), stopped by PID:
+ * The servers the benchmarks feed, each a process on loopback with a fresh data directory
+ * under os.tmpdir() (or, for a restart, the directory of a stopped one), stopped by PID:
  *
- *   horae            bench/peers/horae-server.ts (a child with an IPC channel), default
- *                    config, telnet and HTTP on one ephemeral port
+ *   horae            as users run it: `npm start -- --port P --bind 127.0.0.1 --data-dir D`
+ *                    in the Horae checkout (HORAE_DIR, else the nearest ancestor of this
+ *                    file whose package.json is Horae's, else the working directory), default
+ *                    config (extra server arguments: StartOptions.args), telnet and HTTP on
+ *                    one free port. Fed and read only through telnet and HTTP; the CPU and
+ *                    RSS measured are those of the whole `npm start` process tree
  *   victoriametrics  `victoria-metrics` 1.79 (Debian package), started with
  *                    -retentionPeriod=100y, HTTP 127.0.0.1:18428, OpenTSDB telnet
  *                    :14242, OpenTSDB HTTP :14243
@@ -12,20 +16,22 @@
  *                    cache-snapshot-write-cold-duration 10s, compact-full-write-cold-duration
  *                    30s, monitor store off; database `opentsdb` created before the load
  *
- * `ingested()` is the cheap poll of what is visible to queries (Horae: the writer's
- * pointsWritten — a point counts once its write call resolved, i.e. it is in the memstore;
+ * `ingested()` is the cheap poll of what is stored (Horae: /api/stats `tsd.rpc.received`
+ * minus `tsd.rpc.errors{type=invalid_values}`, points whose write resolved;
  * VictoriaMetrics: rows added to storage minus rows still pending in its in-memory buffer;
- * InfluxDB: points written to shards); `count()` asks the query path itself.
+ * InfluxDB: points written to shards); `count()` asks the query path itself. Nothing here
+ * forces a flush, a merge or a compaction: a target is left alone between the calls.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { DEFAULT_TSDB_CONFIG } from '../../tsdb/config.js';
-import type { TsdbConfig } from '../../tsdb/config.js';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
 import type { DevopsOptions, WireFormat } from '../devops-data.js';
-import { METRICS } from '../devops-data.js';
-import { IpcChannel, benchScript, forkScript, http, pollUntil, sleep, spawnLogged, stopProcess, waitPort } from './proc.js';
+import { metricNames } from '../devops-data.js';
+import { http, parentPid, pollUntil, processTree, sleep, spawnLogged, stopProcess, waitPort } from './proc.js';
 import type { ChildProcess } from 'node:child_process';
 
 export type SystemName = 'horae' | 'victoriametrics' | 'influxdb';
@@ -41,7 +47,14 @@ export interface Endpoint {
 export interface Target {
   readonly system: SystemName;
   readonly version: string;
+  /** The process started (Horae: `npm`); CPU and RSS are measured over its process tree. */
   readonly pid: number;
+  /** The process that serves (Horae: the node process under npm; a peer: `pid`), for /proc/<pid>/io. */
+  readonly serverPid: number;
+  /** performance.now() when the process was spawned. */
+  readonly spawnedAt: number;
+  /** The directory of this server (data, log): given again to restart on its data, removed by cleanup. */
+  readonly root: string;
   /** The directory whose files are the stored data (measured for bytes/point). */
   readonly dataDir: string;
   /** The loopback port of the query API (Horae /api/query, VictoriaMetrics /api/v1, InfluxDB /query). */
@@ -50,21 +63,28 @@ export interface Target {
   ingested(): Promise<{ points: number; rejected: number }>;
   /** Points counted by the query path. */
   count(o: DevopsOptions): Promise<number>;
-  /** Writes the dataset in-process (Horae only). */
-  inproc?(o: DevopsOptions, inflight: number): Promise<Record<string, unknown>>;
-  /** Flushes and merges so the files are what stays on disk; says which stage was reached. */
-  settle(): Promise<Record<string, unknown>>;
-  /** Reads everything back and compares with the dataset (Horae only). */
-  verify?(o: DevopsOptions): Promise<Record<string, unknown>>;
+  /** Self-reported figures: Horae's /api/stats by name (`metric{k=v}`), a peer's /metrics samples. */
+  selfStats(): Promise<Record<string, number>>;
+  /** A clean stop (SIGTERM to Horae's server, SIGINT to a peer); resolves when the whole tree has exited. */
   stop(): Promise<void>;
-  /** Removes the temporary directory (after stop). */
+  /** Removes `root` (after stop). */
   cleanup(): void;
+}
+
+export interface StartOptions {
+  /** The root of a stopped target of the same system: restart on its data. */
+  readonly root?: string;
+  readonly version?: string;
+  /** Horae: extra `npm start` arguments (e.g. --config FILE). */
+  readonly args?: readonly string[];
+  /** Horae: extra environment (e.g. NODE_OPTIONS for a CPU profile). */
+  readonly env?: Readonly<Record<string, string>>;
 }
 
 const HOST = '127.0.0.1';
 
-function tempDir(prefix: string): string {
-  return mkdtempSync(path.join(os.tmpdir(), prefix));
+function rootDir(prefix: string, given: string | undefined): string {
+  return given ?? mkdtempSync(path.join(os.tmpdir(), prefix));
 }
 
 function packageVersion(pkg: string): string {
@@ -81,62 +101,142 @@ async function assertPortFree(port: number): Promise<void> {
   if (taken) throw new Error(`127.0.0.1:${port} is in use (a peer left running?)`);
 }
 
+/**
+ * A free port below the kernel's ephemeral range (32768-60999), so that no test server
+ * bound to port 0 on this machine takes it while `npm start` builds.
+ */
+async function freePort(): Promise<number> {
+  for (let i = 0; ; i++) {
+    const port = 20000 + Math.floor(Math.random() * 10000);
+    const free = await new Promise<boolean>((resolve) => {
+      const s = net.createServer();
+      s.once('error', () => resolve(false));
+      s.listen(port, HOST, () => s.close(() => resolve(true)));
+    });
+    if (free) return port;
+    if (i === 50) throw new Error('no free port in 20000-29999');
+  }
+}
+
 // ---------------------------------------------------------------------------------------
 // Horae
 
-export interface HoraeStartOptions {
-  readonly config?: Partial<TsdbConfig>;
-  /** Store options over the defaults (openEmbeddedStore), e.g. { memstoreTotalBytes }. */
-  readonly store?: Record<string, unknown>;
-  /** Extra node flags for the server process (e.g. --cpu-prof --cpu-prof-dir=DIR). */
-  readonly nodeArgs?: readonly string[];
-  readonly version?: string;
+/** The Horae checkout whose `npm start` is measured. */
+export function horaeDir(): string {
+  const env = process.env['HORAE_DIR'];
+  if (env !== undefined && env !== '') return path.resolve(env);
+  for (let d = path.dirname(fileURLToPath(import.meta.url)); ; d = path.dirname(d)) {
+    const pkg = path.join(d, 'package.json');
+    if (existsSync(pkg)) {
+      const j = JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string; scripts?: Record<string, string> };
+      if (j.name === 'horae' && j.scripts?.['start'] !== undefined) return d;
+    }
+    if (path.dirname(d) === d) return process.cwd();
+  }
 }
 
-export async function startHorae(opts: HoraeStartOptions = {}): Promise<Target> {
-  // A misspelt key (or a config-file name such as horae.ingest.group_window_ms) would
-  // otherwise be ignored, and the run measure the defaults under another name.
-  const unknown = Object.keys(opts.config ?? {}).filter((k) => !(k in DEFAULT_TSDB_CONFIG));
-  if (unknown.length > 0) throw new Error(`unknown TsdbConfig field(s) ${unknown.join(', ')} (use field names, e.g. ingestGroupWindowMs)`);
-  const dir = tempDir('horae-ingest-');
-  const child = forkScript(benchScript(import.meta.url, './horae-server.js'), [JSON.stringify({ dir, ...(opts.config === undefined ? {} : { config: opts.config }), ...(opts.store === undefined ? {} : { store: opts.store }) })], opts.nodeArgs ?? []);
-  const ipc = new IpcChannel(child, 'horae-server');
-  const ready = await ipc.next('ready', 60_000);
-  const port = Number(ready['port']);
-  const ingested = async (): Promise<{ points: number; rejected: number }> => {
-    const r = await ipc.request({ cmd: 'stats' }, 30_000);
-    const s = r['ingest'] as { pointsWritten: number; pointsRejected: number };
-    return { points: s.pointsWritten, rejected: s.pointsRejected };
+/** /api/stats points as { 'metric{k=v,…}': value } (the `host` tag left out; equal keys summed). */
+export function statsByName(points: ReadonlyArray<{ metric: string; value: number; tags?: Record<string, string> }>): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const p of points) {
+    const tags = Object.entries(p.tags ?? {}).filter(([k]) => k !== 'host').map(([k, v]) => `${k}=${v}`).join(',');
+    const key = tags === '' ? p.metric : `${p.metric}{${tags}}`;
+    out[key] = (out[key] ?? 0) + Number(p.value);
+  }
+  return out;
+}
+
+/** The one live leaf of a process tree: the server under `npm` (and `sh`). */
+function serverOf(root: number): number {
+  const tree = processTree(root);
+  const parents = new Set(tree.map(parentPid));
+  const leaves = tree.filter((p) => !parents.has(p));
+  if (leaves.length !== 1) throw new Error(`expected one server process under pid ${root}, found ${leaves.length} (${leaves.join(', ')})`);
+  return leaves[0]!;
+}
+
+export async function startHorae(opts: StartOptions = {}): Promise<Target> {
+  const root = rootDir('horae-bench-', opts.root);
+  const dataDir = path.join(root, 'data');
+  const port = await freePort();
+  const spawnedAt = performance.now();
+  const child = spawnLogged('npm', ['start', '--', '--port', String(port), '--bind', HOST, '--data-dir', dataDir, ...(opts.args ?? [])],
+    path.join(root, 'horae.log'), { cwd: horaeDir(), env: { ...process.env, ...(opts.env ?? {}) } });
+  const base = `http://${HOST}:${port}`;
+  try {
+    await pollUntil('Horae /api/version', 300_000, 25, async () => {
+      if (child.exitCode !== null) throw new Error(`npm start exited with code ${child.exitCode} (see ${root}/horae.log)`);
+      return (await http(`${base}/api/version`, { timeoutMs: 5_000 })).status === 200 ? true : undefined;
+    });
+  } catch (err) {
+    await stopTree(child, undefined);
+    throw err;
+  }
+  const serverPid = serverOf(child.pid!);
+  const selfStats = async (): Promise<Record<string, number>> => {
+    const r = await http(`${base}/api/stats`, { timeoutMs: 30_000 });
+    if (r.status !== 200) throw new Error(`Horae /api/stats: HTTP ${r.status}: ${r.body.slice(0, 200)}`);
+    return statsByName(JSON.parse(r.body) as Array<{ metric: string; value: number; tags?: Record<string, string> }>);
   };
   return {
     system: 'horae',
     version: opts.version ?? 'working tree',
     pid: child.pid!,
-    dataDir: dir,
+    serverPid,
+    spawnedAt,
+    root,
+    dataDir,
     queryPort: port,
     endpoint(format) {
       if (format === 'telnet') return { proto: 'telnet', host: HOST, port };
       return { proto: 'http', host: HOST, port, path: '/api/put', contentType: format === 'msgpack' ? 'application/x-msgpack' : 'application/json' };
     },
-    ingested,
-    // Points count once their write call resolved (they are in the memstore, readable).
-    count: async () => (await ingested()).points,
-    inproc: (o, inflight) => ipc.request({ cmd: 'inproc', dataset: o, inflight }),
-    settle: () => ipc.request({ cmd: 'settle' }),
-    verify: (o) => ipc.request({ cmd: 'verify', dataset: o }),
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise<void>((r) => child.once('exit', () => r()));
-      try {
-        await ipc.request({ cmd: 'stop' }, 120_000);
-        await Promise.race([exited, sleep(30_000)]);
-      } finally {
-        await stopProcess(child, 'SIGKILL', 5_000);
-      }
+    async ingested() {
+      const s = await selfStats();
+      const rejected = s['tsd.rpc.errors{type=invalid_values}'] ?? 0;
+      return { points: (s['tsd.rpc.received{type=put}'] ?? 0) - rejected, rejected };
     },
+    async count(o) {
+      // One bucket per series over the whole dataset, summed: every stored point of each metric.
+      const end = o.startSec + o.steps * o.intervalSec;
+      const queries = metricNames(o).map((metric) => ({ metric, aggregator: 'sum', downsample: '0all-count' }));
+      const r = await http(`${base}/api/query`, {
+        method: 'POST', body: JSON.stringify({ start: o.startSec, end, queries }), headers: { 'content-type': 'application/json' }, timeoutMs: 300_000,
+      });
+      if (r.status !== 200) throw new Error(`Horae count: HTTP ${r.status}: ${r.body.slice(0, 300)}`);
+      let n = 0;
+      for (const s of JSON.parse(r.body) as Array<{ dps?: Record<string, number> }>) for (const v of Object.values(s.dps ?? {})) n += v;
+      return n;
+    },
+    selfStats,
+    stop: () => stopTree(child, serverPid),
     // HORAE_BENCH_KEEP_DIR=1 keeps the loaded data directory (to query it again by hand).
-    cleanup: () => (process.env['HORAE_BENCH_KEEP_DIR'] === '1' ? console.log(`kept ${dir}`) : rmSync(dir, { recursive: true, force: true })),
+    cleanup: () => (process.env['HORAE_BENCH_KEEP_DIR'] === '1' ? console.log(`kept ${dataDir}`) : rmSync(root, { recursive: true, force: true })),
   };
+}
+
+/**
+ * SIGTERM to the server process (as a service manager stops it; before it is known, to
+ * npm), then waits until `npm` has exited; after 120 s every live member of the tree gets
+ * SIGKILL, by pid.
+ */
+async function stopTree(child: ChildProcess, serverPid: number | undefined): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  try {
+    process.kill(serverPid ?? child.pid!, 'SIGTERM');
+  } catch {
+    // already gone
+  }
+  if (await Promise.race([exited.then(() => true), sleep(120_000).then(() => false)])) return;
+  for (const pid of processTree(child.pid!).reverse()) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  await exited;
 }
 
 // ---------------------------------------------------------------------------------------
@@ -164,10 +264,14 @@ async function stopPeer(child: ChildProcess): Promise<void> {
 
 const VM = { http: 18428, telnet: 14242, opentsdbHttp: 14243 };
 
-export async function startVictoria(): Promise<Target> {
+/** The VictoriaMetrics self-metrics the benchmarks record (sums over labels). */
+const VM_STATS = ['vm_new_timeseries_created_total', 'vm_rows_added_to_storage_total', 'process_resident_memory_bytes', 'go_memstats_heap_inuse_bytes', 'go_memstats_sys_bytes', 'vm_cache_size_bytes'];
+
+export async function startVictoria(opts: StartOptions = {}): Promise<Target> {
   for (const p of Object.values(VM)) await assertPortFree(p);
-  const root = tempDir('vm-ingest-');
+  const root = rootDir('vm-bench-', opts.root);
   const dataDir = path.join(root, 'data');
+  const spawnedAt = performance.now();
   const child = spawnLogged('victoria-metrics', [
     `-storageDataPath=${dataDir}`, '-retentionPeriod=100y',
     `-httpListenAddr=${HOST}:${VM.http}`,
@@ -176,7 +280,7 @@ export async function startVictoria(): Promise<Target> {
   ], path.join(root, 'victoria-metrics.log'));
   const base = `http://${HOST}:${VM.http}`;
   try {
-    await pollUntil('VictoriaMetrics /health', 60_000, 100, async () => ((await http(`${base}/health`)).status === 200 ? true : undefined));
+    await pollUntil('VictoriaMetrics /health', 120_000, 25, async () => ((await http(`${base}/health`)).status === 200 ? true : undefined));
     await waitPort(HOST, VM.telnet, 30_000);
     await waitPort(HOST, VM.opentsdbHttp, 30_000);
   } catch (err) {
@@ -188,6 +292,9 @@ export async function startVictoria(): Promise<Target> {
     system: 'victoriametrics',
     version: packageVersion('victoria-metrics'),
     pid: child.pid!,
+    serverPid: child.pid!,
+    spawnedAt,
+    root,
     dataDir,
     queryPort: VM.http,
     endpoint(format) {
@@ -214,19 +321,9 @@ export async function startVictoria(): Promise<Target> {
       const j = JSON.parse(r.body) as { data?: { result?: Array<{ value: [number, string] }> } };
       return Number(j.data?.result?.[0]?.value[1] ?? 0);
     },
-    async settle() {
-      const t0 = Date.now();
-      await http(`${base}/internal/force_flush`, { timeoutMs: 300_000 });
-      await http(`${base}/internal/force_merge`, { timeoutMs: 600_000 });
-      // force_merge is asynchronous in 1.79: wait until no merge has run for 3 s.
-      let quietSince = 0;
-      await pollUntil('VictoriaMetrics merges to finish', 900_000, 500, async () => {
-        const active = promSum(await metrics(), 'vm_active_merges');
-        if (active > 0) quietSince = 0;
-        else if (quietSince === 0) quietSince = Date.now();
-        return quietSince > 0 && Date.now() - quietSince >= 3000 && Date.now() - t0 >= 2000 ? true : undefined;
-      });
-      return { stage: 'force_flush + force_merge, no active merges for 3 s', seconds: (Date.now() - t0) / 1000 };
+    async selfStats() {
+      const m = await metrics();
+      return Object.fromEntries(VM_STATS.map((n) => [n, promSum(m, n)]));
     },
     stop: () => stopPeer(child),
     cleanup: () => rmSync(root, { recursive: true, force: true }),
@@ -238,11 +335,11 @@ export async function startVictoria(): Promise<Target> {
 
 const INFLUX = { http: 18086, rpc: 18088, opentsdb: 14244 };
 
-export async function startInflux(): Promise<Target> {
+export async function startInflux(opts: StartOptions = {}): Promise<Target> {
   for (const p of Object.values(INFLUX)) await assertPortFree(p);
-  const root = tempDir('influx-ingest-');
+  const root = rootDir('influx-bench-', opts.root);
   const dataDir = path.join(root, 'influxdb');
-  mkdirSync(dataDir);
+  mkdirSync(dataDir, { recursive: true });
   const conf = path.join(root, 'influxdb.conf');
   writeFileSync(conf, `reporting-enabled = false
 bind-address = "${HOST}:${INFLUX.rpc}"
@@ -265,10 +362,12 @@ bind-address = "${HOST}:${INFLUX.rpc}"
   bind-address = "${HOST}:${INFLUX.opentsdb}"
   database = "opentsdb"
 `);
+  const spawnedAt = performance.now();
   const child = spawnLogged('influxd', ['run', '-config', conf], path.join(root, 'influxd.log'));
   const base = `http://${HOST}:${INFLUX.http}`;
   try {
-    await pollUntil('InfluxDB /ping', 60_000, 100, async () => ((await http(`${base}/ping`)).status === 204 ? true : undefined));
+    await pollUntil('InfluxDB /ping', 120_000, 25, async () => ((await http(`${base}/ping`)).status === 204 ? true : undefined));
+    // (a no-op on a restart)
     const r = await http(`${base}/query`, { method: 'POST', body: new URLSearchParams({ q: 'CREATE DATABASE opentsdb' }).toString(), headers: { 'content-type': 'application/x-www-form-urlencoded' } });
     if (r.status !== 200) throw new Error(`CREATE DATABASE: ${r.status} ${r.body}`);
     await waitPort(HOST, INFLUX.opentsdb, 30_000);
@@ -290,6 +389,9 @@ bind-address = "${HOST}:${INFLUX.rpc}"
     system: 'influxdb',
     version: packageVersion('influxdb'),
     pid: child.pid!,
+    serverPid: child.pid!,
+    spawnedAt,
+    root,
     dataDir,
     queryPort: INFLUX.http,
     endpoint(format) {
@@ -305,51 +407,28 @@ bind-address = "${HOST}:${INFLUX.rpc}"
           sumOf(v, 'opentsdb', ['droppedPointsInvalid', 'tlBadLine', 'tlBadTime', 'tlBadTag', 'tlBadFloat']),
       };
     },
-    async count() {
-      const q = new URLSearchParams({ db: 'opentsdb', q: `SELECT count(value) FROM ${METRICS.map((m) => `"${m}"`).join(',')}` });
+    async count(o) {
+      const q = new URLSearchParams({ db: 'opentsdb', q: `SELECT count(value) FROM ${metricNames(o).map((m) => `"${m}"`).join(',')}` });
       const r = await http(`${base}/query?${q}`, { timeoutMs: 300_000 });
       const j = JSON.parse(r.body) as { results?: Array<{ series?: Array<{ values: Array<[string, number]> }> }> };
       let n = 0;
       for (const s of j.results?.[0]?.series ?? []) for (const row of s.values) n += Number(row[1]);
       return n;
     },
-    async settle() {
-      // InfluxDB snapshots its cache after 10 s without writes and fully compacts a shard
-      // after 30 s (the config above): wait until the cache is empty, nothing is queued or
-      // running, and no compaction counter has moved for 45 s.
-      const t0 = Date.now();
-      const counters = ['cacheCompactions', 'tsmLevel1Compactions', 'tsmLevel2Compactions', 'tsmLevel3Compactions', 'tsmOptimizeCompactions', 'tsmFullCompactions'];
-      const busy = ['cacheCompactionsActive', 'tsmLevel1CompactionsActive', 'tsmLevel2CompactionsActive', 'tsmLevel3CompactionsActive', 'tsmOptimizeCompactionsActive', 'tsmFullCompactionsActive',
-        'tsmLevel1CompactionQueue', 'tsmLevel2CompactionQueue', 'tsmLevel3CompactionQueue', 'tsmOptimizeCompactionQueue', 'tsmFullCompactionQueue'];
-      let last = '';
-      let since = Date.now();
-      let full = 0;
-      await pollUntil('InfluxDB snapshots and compactions to settle', 900_000, 1000, async () => {
-        const v = await vars();
-        const sig = counters.map((c) => sumOf(v, 'tsm1_engine', [c])).join(',');
-        if (sig !== last) {
-          last = sig;
-          since = Date.now();
-        }
-        full = sumOf(v, 'tsm1_engine', ['tsmFullCompactions']);
-        const quiet = sumOf(v, 'tsm1_cache', ['memBytes']) === 0 && sumOf(v, 'tsm1_engine', busy) === 0;
-        return quiet && Date.now() - since >= 45_000 ? true : undefined;
-      });
-      return {
-        stage: `cache snapshotted (10 s cold), ${full} full compaction(s) (30 s cold), no compaction for 45 s`,
-        seconds: (Date.now() - t0) / 1000,
-        fullCompactions: full,
-      };
+    async selfStats() {
+      const m = ((await vars())['memstats'] ?? {}) as unknown as Record<string, number>;
+      return { heapInuse: Number(m['HeapInuse'] ?? NaN), sys: Number(m['Sys'] ?? NaN) };
     },
     stop: () => stopPeer(child),
     cleanup: () => rmSync(root, { recursive: true, force: true }),
   };
 }
 
-export function startTarget(system: SystemName, horae: HoraeStartOptions = {}): Promise<Target> {
+/** Starts `system` (on the data of a stopped target when `opts.root` is given). */
+export function startTarget(system: SystemName, opts: StartOptions = {}): Promise<Target> {
   switch (system) {
-    case 'horae': return startHorae(horae);
-    case 'victoriametrics': return startVictoria();
-    case 'influxdb': return startInflux();
+    case 'horae': return startHorae(opts);
+    case 'victoriametrics': return startVictoria(opts);
+    case 'influxdb': return startInflux(opts);
   }
 }

@@ -175,7 +175,7 @@ export class MetricValues {
 
   constructor(readonly o: DevopsOptions, readonly metricIndex: number) {
     const s = seriesCount(o);
-    const m = METRICS.length;
+    const m = o.metrics;
     this.values = new Float64Array(o.hosts * o.steps);
     for (const c of devopsChunks(o)) {
       for (let j = 0; j < c.n; j++) {

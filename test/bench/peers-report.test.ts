@@ -1,12 +1,12 @@
 /**
- * bench:peers is not a test (it needs the peers and minutes); what it computes from its
+ * bench:record is not a test (it needs the peers and minutes); what it computes from its
  * figures is: the devops-cpu generator is deterministic (same seed → same points, whatever
- * the chunk size), and the ratio table is what the recorded figures say.
+ * the chunk size; the lean telnet lines of bench:cardinality are the same text), and the
+ * ratio table is what the figures say.
  */
-import { readFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { DevopsFormatter, devopsChunks, devopsOptions, hostTags, totalPoints } from '../../bench/devops-data.js';
+import { DevopsFormatter, devopsChunks, devopsOptions, hostTags, telnetLean, totalPoints } from '../../bench/devops-data.js';
 import type { DevopsOptions } from '../../bench/devops-data.js';
 import { ingestFigures, queryFigures, ratioTable, ratios } from '../../bench/peers/report.js';
 import type { QuerySetResult } from '../../bench/peers/query-run.js';
@@ -50,6 +50,19 @@ describe('devops-cpu generator', () => {
     expect(new DevopsFormatter(devopsOptions({ hosts: 50, hours: 1 })).series[30]!.tags).toEqual(t);
   });
 
+  it('writes the same telnet lines without per-series objects (telnetLean), for any metric count', () => {
+    for (const o of [small, devopsOptions({ hosts: 13, hours: 0.2, metrics: 3, batchPoints: 77 })]) {
+      const f = new DevopsFormatter(o);
+      let a = '';
+      let b = '';
+      for (const c of devopsChunks(o)) {
+        a += f.telnet(c);
+        b += telnetLean(o, c);
+      }
+      expect(b).toBe(a);
+    }
+  });
+
   it('writes telnet lines of the TSBS order (timestamp, host, metric)', () => {
     const f = new DevopsFormatter(small);
     const first = devopsChunks(small).next().value!;
@@ -60,50 +73,55 @@ describe('devops-cpu generator', () => {
   });
 });
 
-describe('ratio table from recorded figures', () => {
-  // bench/results/ingest-peers-350a10d.json: 8.64 M points, one run of each system.
-  const recorded = JSON.parse(readFileSync(new URL('../../bench/results/ingest-peers-350a10d.json', import.meta.url), 'utf8')) as { summary: Summary[] };
-  const figures = ingestFigures(recorded.summary);
+describe('ratio table of the figures as users run the server', () => {
+  const summary = (system: string, pps: number, cpu: number, du: [number, number, number], idle: number, rss: [number, number], ready: number): Summary => ({
+    system, version: 'v', workload: 'ingest-telnet', values: '2dec', runs: 2, waitSeconds: 180,
+    pointsPerSec: { median: pps, min: pps, max: pps }, serverCpuPerM: cpu, clientCpuPerM: 0.1, peakRssMiB: rss[0],
+    rssAfterLoadMiB: rss[0], rssAfterWaitMiB: rss[1], idleCpuSeconds: idle,
+    bytesPerPointAfterLoad: du[0], bytesPerPointAfterWait: du[1], bytesPerPointAfterStop: du[2], readySeconds: ready,
+  });
+  // issue 31's table: Horae and VictoriaMetrics 1.79, 3 minutes left alone.
+  const figures = ingestFigures([
+    summary('horae', 1_150_000, 1.02, [22, 19.3, 8.0], 6.7, [473, 399], 7.1),
+    summary('victoriametrics', 1_190_000, 1.15, [1.5, 1.37, 1.89], 0.7, [123, 102], 0.18),
+  ]);
 
-  it('has the four ingest figures of each workload and value mode', () => {
-    expect(figures.map((f) => `${f.group} / ${f.name}`).slice(0, 4)).toEqual([
-      'telnet ×4, full / points/s',
-      'telnet ×4, full / server CPU-s / M points',
-      'telnet ×4, full / peak RSS MiB',
-      'telnet ×4, full / bytes/point on disk (allocated)',
+  it('has every figure of a workload and value mode, the wait in its name', () => {
+    expect(figures.map((f) => f.name)).toEqual([
+      'points/s until all queryable', 'server CPU-s / M points', 'bytes/point on disk (du) after the load',
+      'bytes/point on disk (du) 180 s after it', 'bytes/point on disk (du) after a clean stop', 'CPU-s while idle for 180 s',
+      'RSS MiB after the load', 'RSS MiB 180 s after it', 'ready after a restart, s',
     ]);
-    expect(figures).toHaveLength(4 * 4);
-    expect(figures[0]!.values).toEqual({ horae: 470337, victoriametrics: 1275701, influxdb: 261936 });
+    expect(figures.every((f) => f.group === 'telnet ×4, 2dec')).toBe(true);
   });
 
   it('divides Horae by the peer and says who is ahead by the direction of the figure', () => {
     const r = ratios(figures);
-    const pick = (name: string, peer: string): (typeof r)[number] => r.find((x) => x.group === 'telnet ×4, full' && x.name === name && x.peer === peer)!;
-    expect(pick('points/s', 'victoriametrics').ratio).toBeCloseTo(470337 / 1275701, 12);
-    expect(pick('points/s', 'victoriametrics').horaeAhead).toBe(false);
-    expect(pick('points/s', 'influxdb').horaeAhead).toBe(true);
-    expect(pick('server CPU-s / M points', 'victoriametrics').ratio).toBeCloseTo(2.536 / 0.991, 12);
-    expect(pick('server CPU-s / M points', 'influxdb').horaeAhead).toBe(true);
-    expect(pick('bytes/point on disk (allocated)', 'victoriametrics').ratio).toBeCloseTo(9.413 / 6.842, 12);
+    const pick = (name: string): (typeof r)[number] => r.find((x) => x.name === name && x.peer === 'victoriametrics')!;
+    expect(pick('points/s until all queryable').ratio).toBeCloseTo(1.15 / 1.19, 12);
+    expect(pick('points/s until all queryable').horaeAhead).toBe(false);
+    expect(pick('server CPU-s / M points').horaeAhead).toBe(true);
+    expect(pick('bytes/point on disk (du) 180 s after it').ratio).toBeCloseTo(19.3 / 1.37, 12);
+    expect(pick('ready after a restart, s').horaeAhead).toBe(false);
   });
 
   it('prints absolute figures and ratios as Markdown', () => {
-    const t = ratioTable(figures, ['horae', 'victoriametrics', 'influxdb']).split('\n');
-    expect(t[0]).toBe('| workload | figure | better | Horae | VictoriaMetrics | InfluxDB | Horae / VictoriaMetrics | Horae / InfluxDB |');
-    expect(t[2]).toBe('| telnet ×4, full | points/s | higher | 470,337 | 1,275,701 | 261,936 | 0.37× behind | 1.80× ahead |');
-    expect(t[3]).toBe('| telnet ×4, full | server CPU-s / M points | lower | 2.54 | 0.99 | 6.84 | 2.56× behind | 0.37× ahead |');
-    expect(t[4]).toBe('| telnet ×4, full | peak RSS MiB | lower | 581 | 184 | 238 | 3.16× behind | 2.44× behind |');
+    const t = ratioTable(figures, ['horae', 'victoriametrics']).split('\n');
+    expect(t[0]).toBe('| workload | figure | better | Horae | VictoriaMetrics | Horae / VictoriaMetrics |');
+    expect(t[2]).toBe('| telnet ×4, 2dec | points/s until all queryable | higher | 1,150,000 | 1,190,000 | 0.97× behind |');
+    expect(t[7]).toBe('| telnet ×4, 2dec | CPU-s while idle for 180 s | lower | 6.70 | 0.70 | 9.57× behind |');
   });
 
-  it('adds the query figures: median latency (lower is better) and requests/s (higher)', () => {
+  it('adds the query figures, each the median over the runs of a system', () => {
     const q = (system: string, medianMs: number, requestsPerSec: number): QuerySetResult => ({
-      system, runs: 21, conc: 8, seconds: 5, rssAfterMiB: 0, peakRssMiB: 0,
+      system, runs: 21, conc: 8, seconds: 5, rssAfterMiB: 0,
       queries: [{ id: 'q1', title: 'q1', request: { method: 'GET', path: '/' }, check: { ok: true } as QuerySetResult['queries'][number]['check'], medianMs, p90Ms: 0, minMs: 0, maxMs: 0, serverCpuMsPerQuery: 0, responseBytes: 0, requestsPerSec, loadP50Ms: 0, loadP99Ms: 0, loadErrors: 0, serverCpuMsPerRequest: 0, load1m: 0 }],
     });
-    const t = ratioTable(queryFigures([q('horae', 1.2, 2400), q('victoriametrics', 1.5, 3000)]), ['horae', 'victoriametrics']).split('\n');
+    const sets = [q('horae', 9, 100), q('victoriametrics', 1.5, 3000), q('victoriametrics', 1.7, 2000), q('horae', 1.2, 2400), q('horae', 1.0, 2600)];
+    const t = ratioTable(queryFigures(sets), ['horae', 'victoriametrics']).split('\n');
     expect(t.slice(2)).toEqual([
-      '| q1 | median latency ms | lower | 1.20 | 1.50 | 0.80× ahead |',
-      '| q1 | requests/s (8 in flight) | higher | 2,400 | 3,000 | 0.80× behind |',
+      '| q1 | median latency ms | lower | 1.20 | 1.60 | 0.75× ahead |',
+      '| q1 | requests/s (8 in flight) | higher | 2,400 | 2,500 | 0.96× behind |',
     ]);
   });
 });

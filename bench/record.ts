@@ -1,37 +1,36 @@
 /**
- * peers: Horae side by side with VictoriaMetrics 1.79 and InfluxDB 1.6 (their OpenTSDB
- * listeners), fed the same devops-cpu dataset (bench/devops-data.ts) by the same load
- * client (bench/ingest-client.ts) in one script. Usage:
+ * record: Horae as users run it, beside VictoriaMetrics (and optionally InfluxDB 1.6) on
+ * the same data in the same run — the recorded figures of issue 31. Usage:
  *
- *   npm run bench:peers -- [--quick] [--scale x | --hosts H --hours h]
- *        [--systems horae,victoriametrics,influxdb] [--workloads telnet,http-json]
- *        [--values full,2dec] [--runs N] [--conns 4] [--queries q1,q2,q2-host,q3,q4|none]
- *        [--query-values 2dec] [--query-runs 21] [--query-warmup 3] [--query-conc 8]
- *        [--query-seconds 5] [--no-storage] [--no-install] [--out DIR]
- *   ./bench/build.sh && node /tmp/horae-bench-build/bench/peers.js …
+ *   npm run bench:record -- [--quick] [--scale x | --hosts H --hours h]
+ *        [--systems horae,victoriametrics[,influxdb]] [--workloads telnet[,http-json]]
+ *        [--values 2dec,full] [--runs 2] [--wait 180] [--conns 4] [--no-restart]
+ *        [--queries q1,q2,q2-host,q3,q4|none] [--query-runs 21] [--query-warmup 3]
+ *        [--query-conc 8] [--query-seconds 5] [--no-install] [--out DIR]
  *
- * Default size: 100 hosts × 24 h at 10 s = 8.64 M points per value mode. `--quick`: 100
- * hosts × 3 h (1.08 M points), 11 query runs, 2 s of load per query: a run of minutes.
+ * Default size: the devops data (bench/devops-data.ts), 100 hosts × 24 h at 10 s × 10
+ * metrics = 8.64 M points, in each value mode (2-decimal and full-precision floats).
+ * `--quick`: 100 hosts × 3 h (1.08 M points), a 60 s wait, 11 query runs: minutes.
  *
- * Checks that the peers are installed (`victoria-metrics`, `influxd` on PATH); if not,
- * says how to install them (`apt-get install -y --no-install-recommends victoria-metrics
- * influxdb`, Debian 12) and, unless --no-install, tries it. Every run starts a fresh
- * server process on loopback with a fresh data dir under os.tmpdir() (flags and config in
- * bench/peers/targets.ts), measures as bench/peers/run.ts
- * says (points/s until every point is visible, then counted by a query; server CPU from
- * /proc/<pid>/stat; VmHWM; bytes/point after each system's flush and merge), and stops the
- * server by PID (also on errors and on exit). Runs are interleaved (for each value mode and
- * run: each workload on each system in turn) so load changes hit all systems alike.
- * Workloads a system lacks (msgpack, in-process for the peers) are skipped.
+ * Every run starts a fresh server (bench/peers/targets.ts: Horae by `npm start -- --port P
+ * --data-dir D`, a child process whose whole tree is measured from /proc), feeds it
+ * through its public protocol only (telnet, 4 connections, or HTTP /api/put), then leaves
+ * it alone: bench/peers/run.ts says what is measured when (points/s until all queryable,
+ * CPU-s per M points, du bytes/point after the load, `--wait` s later and after a clean
+ * stop, idle CPU-s over the wait, RSS after the load and the wait, ready time after a
+ * restart). After the wait, the query set (bench/peers/query-run.ts,
+ * bench/query/queries.ts) runs on that state in every run of the `--query-values` mode:
+ * every answer checked against the one computed from the dataset (the same for every
+ * system, so systems that pass answered alike), latency medians, q1 requests/s with
+ * `--query-conc` in flight. Runs alternate the order of the systems (listed order in odd
+ * runs, reversed in even ones). Nothing private of Horae is called and nothing is forced
+ * on any system (no flush, merge or compaction request).
  *
- * The query set (bench/peers/query-run.ts, bench/query/queries.ts) runs on every system
- * after its first run of the first workload with `--query-values` values, once settled:
- * every answer checked against the one computed from the dataset, latency median of
- * `--query-runs`, requests/s with `--query-conc` in flight.
- *
- * Output: the figures of every system and Horae / peer ratios (bench/peers/report.ts), and
- * bench/results/peers-<commit>[-tsx][-quick|-s<size>].json (header: date, commit, code
- * fingerprint, machine, Node and peer versions, load averages; summary, ratios, every run).
+ * Output: the figures of every system with Horae ÷ peer ratios (medians of the runs,
+ * bench/peers/report.ts), and bench/results/record-<commit>[-tsx][-quick|-s<size>].json
+ * (header: date, commit, code fingerprint, machine, Node and peer versions; summary,
+ * ratios, every run). Checks that the peers are installed (`victoria-metrics`, `influxd`);
+ * if not, says how and, unless --no-install, tries apt-get.
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -44,11 +43,11 @@ import { environment, printHeader } from './harness.js';
 import { WORKLOADS, WORKLOAD_FORMAT, runLine, runOnce, summarize, summaryTable } from './peers/run.js';
 import type { RunResult, Workload } from './peers/run.js';
 import { codeFingerprint } from './peers/proc.js';
-import { runQuerySet } from './peers/query-run.js';
+import { answersNow, runQuerySet } from './peers/query-run.js';
 import type { QuerySetResult } from './peers/query-run.js';
 import { answerTable, ingestFigures, queryFigures, ratioTable, ratios } from './peers/report.js';
 import { MetricValues, QUERY_IDS, expectedAnswer, querySet } from './query/queries.js';
-import type { Answer, QueryId } from './query/queries.js';
+import type { Answer, BenchQuery, QueryId } from './query/queries.js';
 import { startTarget } from './peers/targets.js';
 import type { SystemName, Target } from './peers/targets.js';
 
@@ -58,13 +57,13 @@ const { values: args } = parseArgs({
     scale: { type: 'string', default: '1' },
     hosts: { type: 'string' },
     hours: { type: 'string' },
-    systems: { type: 'string', default: 'horae,victoriametrics,influxdb' },
-    workloads: { type: 'string', default: 'telnet,http-json' },
-    values: { type: 'string', default: 'full,2dec' },
-    runs: { type: 'string', default: '1' },
+    systems: { type: 'string', default: 'horae,victoriametrics' },
+    workloads: { type: 'string', default: 'telnet' },
+    values: { type: 'string', default: '2dec,full' },
+    runs: { type: 'string', default: '2' },
+    wait: { type: 'string' },
     conns: { type: 'string', default: '4' },
-    inflight: { type: 'string', default: '4' },
-    'no-storage': { type: 'boolean', default: false },
+    'no-restart': { type: 'boolean', default: false },
     'no-install': { type: 'boolean', default: false },
     stall: { type: 'string', default: '60' },
     timeout: { type: 'string', default: '1800' },
@@ -104,6 +103,7 @@ const datasets = valueModes.map((values): DevopsOptions => devopsOptions({
 const queryIds = args.queries === 'none' ? [] : (args.queries.split(',') as QueryId[]);
 for (const q of queryIds) if (!QUERY_IDS.includes(q)) throw new Error(`unknown query ${q} (${QUERY_IDS.join(', ')})`);
 const queryValues = (valueModes.includes(args['query-values'] as ValueMode) ? args['query-values'] : valueModes[0]) as ValueMode;
+const waitSeconds = Number(args.wait ?? (args.quick ? 60 : 180));
 const queryOpts = {
   runs: Number(args['query-runs'] ?? (args.quick ? 11 : 21)),
   warmup: Number(args['query-warmup'] ?? (args.quick ? 2 : 3)),
@@ -147,16 +147,15 @@ function ensurePeersInstalled(): void {
 
 /** The wire format a system lacks makes the pair a skip, not a failure. */
 function supported(system: SystemName, w: Workload): boolean {
-  if (system === 'horae') return true;
   const f = WORKLOAD_FORMAT[w];
-  return f === 'telnet' || f === 'json';
+  return system === 'horae' || f === 'telnet' || f === 'json';
 }
 
 async function main(): Promise<void> {
   ensurePeersInstalled();
   const header: Record<string, unknown> = {
     ...environment(os.tmpdir()),
-    benchmark: 'peers (ingest side by side)',
+    benchmark: 'record (as users run it, side by side)',
     runtime: COMPILED ? 'compiled JS (bench/build.sh or bench/snapshot.sh)' : 'tsx',
     source: SNAPSHOT === undefined ? process.env['BENCH_SOURCE'] ?? 'working tree' : `git archive ${SNAPSHOT} (bench/snapshot.sh)`,
     ...(SNAPSHOT === undefined ? {} : { commit: SNAPSHOT, dirtyFiles: 0 }),
@@ -165,22 +164,26 @@ async function main(): Promise<void> {
     workloads,
     runs: Number(args.runs),
     order: 'systems in the listed order in odd runs, reversed in even runs',
+    horae: 'npm start -- --port P --bind 127.0.0.1 --data-dir D (default config); CPU and RSS of its process tree',
+    leftAloneSeconds: waitSeconds,
+    restart: !args['no-restart'],
     conns: Number(args.conns),
     httpBatchesInFlight: Number(args.conns),
     size: args.quick ? `quick (${QUICK_HOURS} h)` : 'default',
     datasets: datasets.map(describeDataset),
-    queries: queryIds.length === 0 ? 'none' : { ids: queryIds, values: queryValues, metric: METRICS[0], ...queryOpts, after: `the first ${workloads[0]} run, settled` },
+    queries: queryIds.length === 0 ? 'none' : { ids: queryIds, values: queryValues, metric: METRICS[0], ...queryOpts, after: `every ${workloads[0]} run, ${waitSeconds} s after the load` },
   };
   printHeader(header);
   const results: RunResult[] = [];
   const querySets: QuerySetResult[] = [];
-  // Expected answers, computed once from the regenerated dataset of the query value mode.
-  const qo = datasets.find((d) => d.values === queryValues)!;
-  const qs = querySet(qo, { metric: METRICS[0]!, vmBuckets: 'opentsdb' }).filter((q) => queryIds.includes(q.id));
-  const want = new Map<QueryId, Answer>();
-  if (qs.length > 0) {
-    const mv = new MetricValues(qo, 0);
-    for (const q of qs) want.set(q.id, expectedAnswer(q, mv, 'opentsdb'));
+  // Expected answers, computed from the regenerated dataset of each value mode (q1 also
+  // serves as the probe of readiness after a restart).
+  const expected = new Map<ValueMode, { qs: BenchQuery[]; want: Map<QueryId, Answer> }>();
+  for (const o of datasets) {
+    const all = querySet(o, { metric: METRICS[0]!, vmBuckets: 'opentsdb' });
+    const mv = new MetricValues(o, 0);
+    const want = new Map(all.map((q) => [q.id, expectedAnswer(q, mv, 'opentsdb')]));
+    expected.set(o.values, { qs: all, want });
   }
   const failures: Array<Record<string, string>> = [];
   const versions: Record<string, string> = {};
@@ -196,19 +199,19 @@ async function main(): Promise<void> {
           try {
             target = await startTarget(system, { version: String(header['commit']) });
             versions[system] = target.version;
-            const withQueries = qs.length > 0 && r === 1 && w === workloads[0] && o.values === queryValues && !args['no-storage'];
+            const { qs: all, want } = expected.get(o.values)!;
+            const qs = all.filter((q) => queryIds.includes(q.id));
+            const withQueries = qs.length > 0 && w === workloads[0] && o.values === queryValues;
             const res = await runOnce(target, w, o, {
               ...(withQueries ? {
-                afterSettle: (t: Target) => {
+                atRest: (t: Target) => {
                   log(`  queries on ${system} (${queryOpts.runs} runs, ${queryOpts.conc} in flight for ${queryOpts.seconds} s):`);
                   return runQuerySet(t, o, qs, want, { ...queryOpts, log });
                 },
               } : {}),
+              ...(args['no-restart'] ? {} : { readyProbe: (t: Target) => answersNow(t, all[0]!, want.get('q1')!) }),
               conns: Number(args.conns),
-              inflight: Number(args.inflight),
-              storage: !args['no-storage'],
-              verify: true,
-              measureAfterStop: true,
+              waitSeconds,
               stallSeconds: Number(args.stall),
               timeoutSeconds: Number(args.timeout),
               log,
@@ -244,7 +247,7 @@ async function main(): Promise<void> {
   const size = args.quick && args.hosts === undefined && args.hours === undefined && scale === 1 ? '-quick'
     : scale === 1 && args.hosts === undefined && hoursArg === undefined ? '' : `-s${args.hosts ?? ''}${hoursArg ?? scale}`;
   const suffix = `${COMPILED ? '' : '-tsx'}${size}`;
-  const file = path.join(args.out, `peers-${String(header['commit'])}${suffix}.json`);
+  const file = path.join(args.out, `record-${String(header['commit'])}${suffix}.json`);
   writeFileSync(file, JSON.stringify({ header, summary, figures, ratios: ratios(figures), table, answers, summaryTable: summaryTable(summary), wrongAnswers: wrong, runs: results, failures }, null, 2) + '\n');
   console.log(`\nwrote ${file}`);
   if (wrong.length > 0) console.log(`wrong answers: ${wrong.join(', ')}`);
