@@ -1,12 +1,28 @@
 #!/usr/bin/env node
-// Runs the compiled server (npm run build writes dist/). `npm start` builds first.
-import { existsSync } from 'node:fs';
+// The `horae` command and `npm start`: runs the build in dist/ (scripts/build.mjs, run by
+// `npm install` through the `prepare` script), compiling nothing on the way up. In a dev
+// checkout whose sources changed since the build, it says so and rebuilds first (esbuild,
+// under a second); HORAE_NO_REBUILD=1 refuses instead.
 import { fileURLToPath } from 'node:url';
+import { build, isStale } from '../scripts/build.mjs';
 
+const root = fileURLToPath(new URL('..', import.meta.url));
 const main = fileURLToPath(new URL('../dist/tsdb/main.js', import.meta.url));
-if (!existsSync(main)) {
-  process.stderr.write('horae: not built yet; run `npm run build` (or `npm start`) first\n');
-  process.exit(1);
+const stale = isStale(root);
+if (stale !== undefined) {
+  const why = stale === 'dist/BUILD.json' ? 'dist/ has no build' : `${stale} changed after the last build`;
+  if (process.env.HORAE_NO_REBUILD === '1') {
+    process.stderr.write(`horae: ${why}; run \`npm run build\` first\n`);
+    process.exit(1);
+  }
+  process.stderr.write(`horae: ${why}: rebuilding (npm run build) … `);
+  try {
+    const r = await build(root);
+    process.stderr.write(`done in ${r.ms} ms\n`);
+  } catch (err) {
+    process.stderr.write(`failed:\n${err.message}\n`);
+    process.exit(1);
+  }
 }
 process.argv[1] = main;
 await import(main);

@@ -116,6 +116,6 @@ function missingBundle(reply: FastifyReply, distDir: string, page: string): Fast
     .type('text/plain; charset=utf-8')
     .send(
       `The web UI is not built: ${join(distDir, page, 'index.html')} is missing.\n` +
-        `Build it with \`npm run build\` (or \`node ui/build.mjs\`); \`npm start\` builds it too.\n`,
+        `Build it with \`npm run build\` (or \`node ui/build.mjs\`); \`npm install\` and \`npm start\` build it when it is missing.\n`,
     );
 }

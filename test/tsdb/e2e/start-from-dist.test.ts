@@ -1,0 +1,94 @@
+/**
+ * `npm start` compiles nothing on the way up: the start script runs bin/horae.js, which
+ * runs the build `npm install` made (the `prepare` script, scripts/build.mjs) from dist/.
+ * On a copy of the repository's sources: build once, start from dist/ with no rebuild
+ * (`npm start -- --port P --data-dir D` as outside checks run it), then edit a source and
+ * see the start say so (refuse with HORAE_NO_REBUILD=1, else rebuild).
+ */
+import { spawn } from 'node:child_process';
+import { cpSync, mkdirSync, readFileSync, statSync, symlinkSync, utimesSync } from 'node:fs';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { build, isStale } from '../../../scripts/build.mjs';
+import { tempDir } from './e2e-helpers.js';
+
+const REPO = fileURLToPath(new URL('../../../', import.meta.url));
+const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as { scripts: Record<string, string>; dependencies: Record<string, string> };
+const tmp = tempDir('horae-dist-');
+afterAll(() => tmp.remove());
+
+/** A copy of what `npm install` builds from, with the repository's node_modules. */
+function copyRepo(): string {
+  const root = join(tmp.dir, 'repo');
+  mkdirSync(root);
+  for (const p of ['core', 'tsdb', 'scripts', 'bin', 'package.json', 'ui/src', 'ui/build.mjs']) cpSync(join(REPO, p), join(root, p), { recursive: true });
+  symlinkSync(join(REPO, 'node_modules'), join(root, 'node_modules'));
+  return root;
+}
+
+interface Run { code: number | null; out: string; port: number | undefined }
+
+/** Runs `node bin/horae.js ARGS` (npm start's command); stops it by pid once it listens. */
+function start(root: string, dataDir: string, env: Record<string, string> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    const proc = spawn(process.execPath, [join(root, 'bin/horae.js'), '--port', '0', '--data-dir', dataDir],
+      { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let port: number | undefined;
+    const onData = (d: Buffer): void => {
+      out += d.toString();
+      const m = /listening on 127\.0\.0\.1:(\d+)/.exec(out);
+      if (m !== null && port === undefined) {
+        port = Number(m[1]);
+        void fetch(`http://127.0.0.1:${port}/api/version`).then((r) => r.json()).then((v) => {
+          out += `\nversion: ${JSON.stringify(v)}\n`;
+          proc.kill('SIGTERM');
+        }, () => proc.kill('SIGTERM'));
+      }
+    };
+    proc.stdout.on('data', onData);
+    proc.stderr.on('data', onData);
+    proc.on('exit', (code) => resolve({ code, out, port }));
+  });
+}
+
+describe('npm start', () => {
+  it('runs bin/horae.js, which compiles nothing; npm install builds (prepare) with esbuild, a runtime dependency', () => {
+    expect(pkg.scripts.start).toBe('node bin/horae.js');
+    expect(pkg.scripts.prepare).toBe('node scripts/build.mjs');
+    expect(pkg.dependencies.esbuild).toBeDefined();
+    const bin = readFileSync(join(REPO, 'bin/horae.js'), 'utf8');
+    expect(bin).not.toMatch(/\btsx\b|\btsc\b|typescript/);
+  });
+
+  it('starts the built server from dist/ without rebuilding; a changed source is named and rebuilt', async () => {
+    const root = copyRepo();
+    expect(isStale(root)).toBe('dist/BUILD.json');
+    const built = await build(root);
+    expect(built.files).toBeGreaterThan(100);
+    expect(isStale(root)).toBeUndefined();
+    const stamp = statSync(join(root, 'dist/BUILD.json')).mtimeMs;
+
+    const first = await start(root, join(tmp.dir, 'data'), { HORAE_NO_REBUILD: '1' });
+    expect(first.out).toMatch(/listening on/);
+    expect(first.out).toMatch(/version: \{"version":"0\.1\.0"/);
+    expect(first.out).not.toMatch(/rebuild/);
+    expect(first.code).toBe(0);
+    expect(statSync(join(root, 'dist/BUILD.json')).mtimeMs).toBe(stamp);
+
+    // A source edited after the build (a dev checkout).
+    const later = new Date(stamp + 5000);
+    utimesSync(join(root, 'tsdb/version.ts'), later, later);
+    expect(isStale(root)).toBe('tsdb/version.ts');
+    const refused = await start(root, join(tmp.dir, 'data'), { HORAE_NO_REBUILD: '1' });
+    expect(refused.code).toBe(1);
+    expect(refused.out).toMatch(/tsdb\/version\.ts changed after the last build; run `npm run build` first/);
+
+    const rebuilt = await start(root, join(tmp.dir, 'data'));
+    expect(rebuilt.out).toMatch(/tsdb\/version\.ts changed after the last build: rebuilding \(npm run build\) … done in \d+ ms/);
+    expect(rebuilt.out).toMatch(/listening on/);
+    expect(rebuilt.code).toBe(0);
+    expect(isStale(root)).toBeUndefined();
+  }, 60_000);
+});
