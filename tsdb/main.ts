@@ -47,7 +47,7 @@ async function main(): Promise<void> {
     config: s.tsdb,
     log,
     ...(auth === undefined ? {} : { auth }),
-    ...(s.storeUrl !== undefined ? {} : { dataDir, damagedFiles: before.problems }),
+    damagedFiles: before.problems,
   });
   console.log(`horae ${VERSION} listening on ${server.address}:${server.port} (HTTP and telnet), data in ${s.storeUrl ?? dataDir}`);
   let stopping = false;

@@ -359,4 +359,17 @@ export interface StoreStats {
   readonly lastBackgroundError?: string;
   /** Set when the store stopped accepting writes after an I/O failure (reopen to recover). */
   readonly writeFailure?: string;
+  /**
+   * Store files a read or a compaction found damaged since open, each once (backends that
+   * verify what they read; nothing reads every file at open: a full check is an offline
+   * tool's job, `horae fsck`).
+   */
+  readonly damagedFiles?: readonly DamagedFile[];
+}
+
+/** A damaged store file: its name, the offset of the damage when known, what failed. */
+export interface DamagedFile {
+  readonly file: string;
+  readonly offset: number | undefined;
+  readonly message: string;
 }

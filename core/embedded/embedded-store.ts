@@ -135,6 +135,7 @@ class EmbeddedStore implements Store, EmbeddedStoreExtras {
       backgroundErrors: c.backgroundErrors,
       ...(c.lastBackgroundError !== undefined ? { lastBackgroundError: c.lastBackgroundError } : {}),
       ...(e.failure !== undefined ? { writeFailure: e.failure.message } : {}),
+      damagedFiles: e.readers.damage.files,
     };
   }
 

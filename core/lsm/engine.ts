@@ -1149,6 +1149,7 @@ export class Engine {
   }
 
   private noteBackgroundError(err: unknown): void {
+    this.readers.noteJobError(err);
     this.counters.backgroundErrors++;
     this.counters.lastBackgroundError = err instanceof Error ? err.message : String(err);
   }

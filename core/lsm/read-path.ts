@@ -38,12 +38,16 @@ interface Pinned {
 /**
  * Pins a region's sources for a read: synchronously when every file's reader is open (the
  * common case; a get then awaits nothing), else once the missing readers have opened.
+ * Only files that may hold rows in [first, last] (inclusive; `last` empty: unbounded) are
+ * pinned: the first read after a start opens the files it needs, not every file of the
+ * region.
  */
-function pinRegion(engine: Engine, r: Region, timeStart: number): Pinned | Promise<Pinned> {
+function pinRegion(engine: Engine, r: Region, timeStart: number, first: Uint8Array, last: Uint8Array): Pinned | Promise<Pinned> {
   const memstores = [r.active, ...r.immutables];
   // A file whose newest cell is older than the read's time range cannot change the answer
   // (row-reader.ts: its puts are all out of range and its markers only cover older cells).
-  const files = r.files.filter((f) => !(f.maxTs < timeStart));
+  const files = r.files.filter((f) => !(f.maxTs < timeStart) && compareKeyRow(f.largest, first) >= 0 &&
+    (last.length === 0 || compareKeyRow(f.smallest, last) <= 0));
   for (const f of files) engine.pin(f.number);
   const readers: SstReader[] = [];
   // Open readers are taken synchronously; only files not open yet wait for their open.
@@ -136,7 +140,13 @@ export async function getRows(
   if (held) engine.seqs.holdSnapshot(snapshot);
   try {
     for (const [region, idxs] of byRegion) {
-      const pinned = pinRegion(engine, region, timeStart);
+      let first = keys[idxs[0]!]!;
+      let last = first;
+      for (const i of idxs) {
+        if (compareBytes(keys[i]!, first) < 0) first = keys[i]!;
+        if (compareBytes(keys[i]!, last) > 0) last = keys[i]!;
+      }
+      const pinned = pinRegion(engine, region, timeStart, first, last);
       const p = pinned instanceof Promise ? await pinned : pinned;
       try {
         region.counters.readRequests++;
@@ -258,7 +268,7 @@ async function* scanAt(engine: Engine, t: TableState, s: NormalizedScanSpec, hol
         const region = t.regionFor(cursor);
         const regionEnd = region.end;
         const limitEnd = end.length === 0 ? regionEnd : regionEnd.length === 0 || compareBytes(end, regionEnd) < 0 ? end : regionEnd;
-        const pinned = pinRegion(engine, region, timeStart);
+        const pinned = pinRegion(engine, region, timeStart, cursor, limitEnd);
         const p = pinned instanceof Promise ? await pinned : pinned;
         let seekTo: Uint8Array | undefined = rowStartKey(cursor);
         try {
@@ -328,7 +338,7 @@ async function* scanAt(engine: Engine, t: TableState, s: NormalizedScanSpec, hol
       engine.checkOpen();
       const region = t.regionBefore(cursor);
       const lowBound = start.length > 0 && compareBytes(start, region.start) > 0 ? start : region.start;
-      const pinned = pinRegion(engine, region, timeStart);
+      const pinned = pinRegion(engine, region, timeStart, lowBound, cursor);
       const p = pinned instanceof Promise ? await pinned : pinned;
       let upper: Uint8Array | undefined = cursor; // exclusive row bound for this batch
       try {

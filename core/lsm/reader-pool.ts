@@ -9,14 +9,19 @@ import type { LruCache } from '../cache/lru-cache.js';
 import { TableCache } from '../cache/table-cache.js';
 import type { Block } from '../sst/block.js';
 import { SstReader } from '../sst/sst-reader.js';
-import { ioError } from '../api/errors.js';
+import { StoreError, ioError } from '../api/errors.js';
+import { DamageLog } from './damage-log.js';
 import { sstName } from './filenames.js';
 import { bloomKey, compare, compareRange } from './sst-options.js';
 
 export class ReaderPool {
+  /** Files whose damage a read (opening one, or a data block) met. */
+  readonly damage = new DamageLog();
   private readonly cache: TableCache;
+  private readonly dir: string;
 
   constructor(fs: FileSystem, dir: string, maxOpen: number, blocks: LruCache<Block>, verify: boolean) {
+    this.dir = dir;
     this.cache = new TableCache({
       maxOpenFiles: maxOpen,
       open: async (n) => {
@@ -28,13 +33,27 @@ export class ReaderPool {
           throw ioError(`sst ${path}: open`, err);
         }
         try {
-          return SstReader.open(file, { compare, compareRange, bloomKey, cache: blocks, cacheId: n, verifyChecksums: verify });
+          const onCorruption = (err: StoreError): void => this.damage.note(sstName(n), path, err.message);
+          return SstReader.open(file, { compare, compareRange, bloomKey, cache: blocks, cacheId: n, verifyChecksums: verify, onCorruption });
         } catch (err) {
           await file.close().catch(() => undefined);
+          if (err instanceof StoreError && err.code === 'STORE_CORRUPTION') this.damage.note(sstName(n), path, err.message);
           throw err;
         }
       },
     });
+  }
+
+  /**
+   * A background job (a compaction on the job runner, which opens its own readers) failed
+   * with `err`: when it is damage in an SST of this store, record it.
+   */
+  noteJobError(err: unknown): void {
+    if (!(err instanceof StoreError) || err.code !== 'STORE_CORRUPTION') return;
+    const m = /sst (\S*?(\d+)\.sst)\b/.exec(err.message);
+    if (m === null) return;
+    const n = Number(m[2]);
+    this.damage.note(sstName(n), m[1]!, err.message);
   }
 
   /** Opens (or finds) a reader and pins it until release(n). */

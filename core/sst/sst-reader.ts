@@ -51,6 +51,8 @@ export interface SstReaderOptions {
   readonly cacheId: number;
   /** Verify block checksums on every read from the file. Default true. */
   readonly verifyChecksums?: boolean;
+  /** Told of every STORE_CORRUPTION a data block read throws (before it is thrown). */
+  readonly onCorruption?: (err: StoreError) => void;
 }
 
 /** An open, immutable SST. */
@@ -67,6 +69,7 @@ export class SstReader {
   private readonly bloomKeyFn: ((key: Uint8Array) => Uint8Array) | undefined;
   private readonly cache: LruCache<Block> | undefined;
   private readonly verify: boolean;
+  private readonly onCorruption: ((err: StoreError) => void) | undefined;
   private readonly filter: BloomFilter | undefined;
   /** Last key of each data block (copies), ascending. */
   private readonly indexKeys: Uint8Array[];
@@ -84,6 +87,7 @@ export class SstReader {
     this.bloomKeyFn = opts.bloomKey;
     this.cache = opts.cache;
     this.verify = opts.verifyChecksums ?? true;
+    this.onCorruption = opts.onCorruption;
 
     const size = file.size;
     if (size < FOOTER_BYTES) {
@@ -213,7 +217,13 @@ export class SstReader {
       if (hit !== undefined) return hit;
     }
     const handle = { offset, size: this.blockSizes[i]! };
-    const block = Block.parse(this.readBlockContents(handle, 'block'), `sst ${this.path}: block @${offset}`);
+    let block: Block;
+    try {
+      block = Block.parse(this.readBlockContents(handle, 'block'), `sst ${this.path}: block @${offset}`);
+    } catch (err) {
+      if (this.onCorruption !== undefined && err instanceof StoreError && err.code === 'STORE_CORRUPTION') this.onCorruption(err);
+      throw err;
+    }
     cache?.set(this.cacheId, offset, block, block.charge);
     return block;
   }

@@ -6,8 +6,9 @@
  *   WAL       every record's checksum (recovery drops damaged records; this says where)
  *   SST       footer, index, every data block's checksum, key order, entry count
  *
- * The server runs it for the MANIFEST and WAL before the store opens and for the SSTs in
- * the background once it listens; `horae fsck` runs all of it. Both print the same
+ * The server runs it for the MANIFEST and WAL before the store opens (never for the SSTs:
+ * a start reads no data file; reads verify the blocks they read, lsm/damage-log.ts);
+ * `horae fsck` runs all of it. Both print the same
  * problems, so an operator sees one file name and offset everywhere. Files that vanish
  * while being checked (a compaction removed them) are skipped.
  */
@@ -16,6 +17,9 @@ import type { FileSystem } from '../fs/fs.js';
 import { joinPath } from '../fs/fs.js';
 import { MANIFEST_NAME, parseName } from '../lsm/filenames.js';
 import { dumpManifestFile, dumpWalFile, verifySst } from './dump.js';
+import { offsetOfMessage } from '../lsm/damage-log.js';
+
+export { offsetOfMessage };
 
 export type StoreFileKind = 'manifest' | 'wal' | 'sst';
 
@@ -42,11 +46,6 @@ export interface VerifyStoreResult {
   readonly problems: readonly StoreFileProblem[];
 }
 
-/** The offset a reader's message names (`@123`, `offset 123`), if any. */
-export function offsetOfMessage(message: string): number | undefined {
-  const m = /(?:@|\boffset )(\d+)/.exec(message);
-  return m === null ? undefined : Number(m[1]);
-}
 
 /** One line for logs and fsck: `000023.sst at offset 4096: <message>`. */
 export function formatStoreFileProblem(p: StoreFileProblem): string {

@@ -2,10 +2,12 @@
  * Corruption at rest, end to end (tsdb/server/store-check.ts, core/tools/verify.ts,
  * docs/SECURITY.md): a real server on a data directory writes four metrics over several
  * hours, each flushed into its own SST files, and stops. Then, with the server stopped:
- *  - one byte of one SST flipped: the server starts, logs the damaged file and offset,
- *    /api/status says `partial` and lists them, /api/stats counts them; the metrics in
- *    the other files are served exactly; the damaged metric gets a 500 that names the
- *    file (not its path); `horae fsck` prints the same file and offset and exits 1;
+ *  - one byte of one SST's last data block flipped: the server starts without reading
+ *    the file (status `ok`, nothing logged: a start reads no SST as a whole); the metrics
+ *    in the other files are served exactly; the damaged metric gets a 500 that names the
+ *    file (not its path); from then on the server logs the damaged file and offset,
+ *    /api/status says `partial` and lists it, /api/stats counts it; `horae fsck` prints
+ *    the same file and offset and exits 1;
  *  - one byte of the WAL flipped (a store closed without flushing): the WAL file and
  *    offset are reported before the store opens, the data in SSTs is served, fsck agrees;
  *  - one byte of the MANIFEST flipped: `horae serve` (a real process) refuses to start
@@ -17,6 +19,9 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openEmbeddedStore } from '../../core/index.js';
+import { NodeFileSystem } from '../../core/fs/node-fs.js';
+import { SstReader } from '../../core/sst/sst-reader.js';
+import { compare } from '../../core/lsm/sst-options.js';
 import type { EmbeddedOptions } from '../../core/index.js';
 import { runCli } from '../../tsdb/cli/run-cli.js';
 import { startServer } from '../../tsdb/server/server.js';
@@ -26,7 +31,8 @@ import { checkBeforeOpen } from '../../tsdb/server/store-check.js';
 const NOW = Date.UTC(2026, 0, 2);
 const TS = NOW / 1000 - 6 * 3600;
 const METRICS = ['rest.a', 'rest.b', 'rest.c', 'rest.d'];
-const STORE_OPTS: Partial<EmbeddedOptions> = { compactionMinFiles: 1000, maintenanceIntervalMs: 0 };
+// Small blocks: each SST has several, and a start reads at most the first of a file.
+const STORE_OPTS: Partial<EmbeddedOptions> = { compactionMinFiles: 1000, maintenanceIntervalMs: 0, blockSizeBytes: 64 };
 const MAIN = resolve('tsdb/main.ts');
 
 interface Started { srv: RunningServer; logs: string[] }
@@ -38,7 +44,7 @@ async function start(dir: string, extra: Partial<EmbeddedOptions> = {}): Promise
   const store = await openEmbeddedStore({ dir, ...STORE_OPTS, ...extra });
   const srv = await startServer({
     store, port: 0, bind: '127.0.0.1', config: { compactHours: false }, now: () => NOW,
-    log: (m) => logs.push(m), dataDir: dir, damagedFiles: before.problems,
+    log: (m) => logs.push(m), damagedFiles: before.problems,
   });
   return { srv, logs };
 }
@@ -102,29 +108,34 @@ describe('corruption at rest', () => {
   it('a flipped byte in an SST: reported with file and offset, everything else served, fsck agrees', async () => {
     const d = join(root, 'sst');
     cpSync(dir, d, { recursive: true });
-    // The largest SST of rest.b; the byte flipped lies in its first data block.
+    // The largest SST of rest.b; the byte flipped lies in its last data block.
     const victim = filesOf.get('rest.b')!.map((f) => [f, statSync(join(d, f)).size] as const).sort((a, b) => b[1] - a[1])[0]![0];
-    flip(join(d, victim), 40);
+    const lastBlock = await lastDataBlock(join(d, victim));
+    expect(lastBlock.blocks).toBeGreaterThan(1);
+    flip(join(d, victim), lastBlock.offset + 3);
     const { srv, logs } = await start(d);
     try {
-      await srv.storeCheck;
-      const line = logs.find((l) => l.startsWith('store: damaged file '));
-      expect(line, logs.join('\n')).toMatch(new RegExp(`^store: damaged file ${victim} at offset \\d+: `));
-      const offset = Number(/at offset (\d+)/.exec(line!)![1]);
-      expect(offset).toBeLessThanOrEqual(40);
-      const status = JSON.parse((await srv.app.inject({ url: '/api/status' })).body);
-      expect(status).toMatchObject({ status: 'partial', damagedFiles: [{ file: victim, offset }] });
-      const stats = JSON.parse((await srv.app.inject({ url: '/api/stats' })).body) as Array<{ metric: string; value: number }>;
-      expect(stats.find((p) => p.metric === 'horae.store.damaged_files')?.value).toBe(1);
+      // Nothing has read the damaged block yet: a start checks no SST.
+      await new Promise((r) => setTimeout(r, 300));
+      expect(JSON.parse((await srv.app.inject({ url: '/api/status' })).body)).toEqual({ status: 'ok' });
       for (const m of ['rest.a', 'rest.c', 'rest.d']) {
         const r = await query(srv, m);
         expect(r.status, m).toBe(200);
         expect(pointsOf(r.body), m).toEqual(expected(m));
       }
+      expect(logs.filter((l) => l.startsWith('store: damaged file '))).toEqual([]);
       const bad = await query(srv, 'rest.b');
       expect(bad.status).toBe(500);
-      expect(bad.body, bad.body).toMatch(new RegExp(`"Stored data is damaged: sst ${victim}: block @\\d+: checksum mismatch`));
+      expect(bad.body, bad.body).toMatch(new RegExp(`"Stored data is damaged: sst ${victim}: block @${lastBlock.offset}: checksum mismatch`));
       expect(bad.body).not.toContain(root);
+      // From then on the damaged file is known: status, stats and the log name it.
+      const status = JSON.parse((await srv.app.inject({ url: '/api/status' })).body);
+      expect(status).toMatchObject({ status: 'partial', damagedFiles: [{ file: victim, offset: lastBlock.offset }] });
+      expect(status.damagedFiles[0].message).not.toContain(root);
+      const stats = JSON.parse((await srv.app.inject({ url: '/api/stats' })).body) as Array<{ metric: string; value: number }>;
+      expect(stats.find((p) => p.metric === 'horae.store.damaged_files')?.value).toBe(1);
+      const line = logs.find((l) => l.startsWith('store: damaged file '));
+      expect(line, logs.join('\n')).toMatch(new RegExp(`^store: damaged file ${victim} at offset ${lastBlock.offset}: `));
     } finally {
       await srv.stop();
     }
@@ -150,7 +161,6 @@ describe('corruption at rest', () => {
 
     const { srv: again, logs } = await start(d);
     try {
-      await again.storeCheck;
       const line = logs.find((l) => l.startsWith(`store: damaged file ${wal} at offset `));
       expect(line, logs.join('\n')).toBeDefined();
       const status = JSON.parse((await again.app.inject({ url: '/api/status' })).body);
@@ -197,4 +207,14 @@ function line(logs: readonly string[]): string {
   const l = logs.find((x) => x.startsWith('store: damaged file '));
   if (l === undefined) throw new Error(`no damaged-file line in ${logs.join('\n')}`);
   return l.slice('store: damaged file '.length);
+}
+
+/** The offset of an SST's last data block, and how many it has. */
+async function lastDataBlock(path: string): Promise<{ offset: number; blocks: number }> {
+  const r = SstReader.open(await new NodeFileSystem().openRead(path), { compare, cacheId: 1 });
+  try {
+    return { offset: r.blockHandle(r.dataBlocks - 1).offset, blocks: r.dataBlocks };
+  } finally {
+    await r.close();
+  }
 }

@@ -36,6 +36,8 @@ export interface BuildServerOptions {
   readonly auth?: Authenticator;
   /** Damaged store files for /api/status (store-check.ts). */
   readonly damagedFiles?: AdminRouteDeps['damagedFiles'];
+  /** Takes in damaged files the store found since (before /api/status and /api/stats answer). */
+  readonly refreshHealth?: AdminRouteDeps['refreshHealth'];
 }
 
 export async function buildServer(opts: BuildServerOptions): Promise<FastifyInstance> {
@@ -82,6 +84,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     tsdb, status: opts.status ?? (() => 'ok'),
     extraStats: () => ({ ...opts.extraStats?.(), 'horae.http.query_lane.requests': lane?.answered ?? 0 }),
     ...(opts.damagedFiles === undefined ? {} : { damagedFiles: opts.damagedFiles }),
+    ...(opts.refreshHealth === undefined ? {} : { refreshHealth: opts.refreshHealth }),
   });
   registerUiRoutes(app);
   await app.ready();

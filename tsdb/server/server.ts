@@ -12,7 +12,7 @@ import { Tsdb } from '../tsdb.js';
 import { tokenAuthOf } from './auth.js';
 import type { Authenticator } from './auth.js';
 import { buildServer } from './build-server.js';
-import { StoreHealth, checkSstsInBackground } from './store-check.js';
+import { HEALTH_REFRESH_MS, StoreHealth } from './store-check.js';
 import type { StoreFileProblem } from './store-check.js';
 import { listen } from './listener.js';
 import type { Listener } from './listener.js';
@@ -28,11 +28,6 @@ export interface StartServerOptions {
   readonly ownsStore?: boolean;
   readonly now?: () => number;
   readonly log?: (msg: string) => void;
-  /**
-   * The store's data directory: its SST files are checked in the background once the
-   * server listens (store-check.ts); damaged ones make the status `partial`.
-   */
-  readonly dataDir?: string;
   /** Damaged files found before the store opened (checkBeforeOpen), reported with the rest. */
   readonly damagedFiles?: readonly StoreFileProblem[];
   /** Token authentication; absent: from the config's inline horae.auth.tokens (a tokens file is loaded by tsdb/cli/auth-file.ts). */
@@ -45,10 +40,8 @@ export interface RunningServer {
   readonly tsdb: Tsdb;
   readonly app: FastifyInstance;
   readonly listener: Listener;
-  /** Damaged store files found so far, and whether the background check is done. */
+  /** Damaged store files found so far (before the open, and by reads since: store-check.ts). */
   readonly storeHealth: StoreHealth;
-  /** Resolves when the background file check is done (at once without dataDir). */
-  readonly storeCheck: Promise<void>;
   /** Graceful shutdown; idempotent. */
   stop(): Promise<void>;
 }
@@ -71,6 +64,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     status,
     ...(auth === undefined ? {} : { auth }),
     damagedFiles: () => health.problems,
+    refreshHealth: () => health.refresh(opts.store, opts.log),
     extraStats: (): Record<string, number> => {
       const s = listener?.stats();
       if (s === undefined) return {};
@@ -105,7 +99,8 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     ...(opts.log === undefined ? {} : { log: opts.log }),
   });
   state = 'ok';
-  const storeCheck = opts.dataDir === undefined ? Promise.resolve() : checkSstsInBackground(opts.dataDir, health, opts.log);
+  const healthTimer = setInterval(() => void health.refresh(opts.store, opts.log), HEALTH_REFRESH_MS);
+  healthTimer.unref();
   let stopping: Promise<void> | undefined;
   const l = listener;
   return {
@@ -115,10 +110,10 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     app,
     listener: l,
     storeHealth: health,
-    storeCheck,
     stop() {
       stopping ??= (async () => {
         state = 'shutting-down';
+        clearInterval(healthTimer);
         await l.close();
         await app.close();
         await tsdb.close();

@@ -9,22 +9,26 @@
  *    what it holds, and guessing could serve deleted data or lose live data (LevelDB and
  *    RocksDB refuse too). WAL damage is reported; recovery keeps the records before it
  *    and counts what it dropped.
- *  - Once the server listens: every SST, in the background. The server keeps serving;
- *    reads that need a damaged block fail with STORE_CORRUPTION naming it (500), every
- *    other read is answered.
+ *  - Once the server listens: nothing reads the SSTs as a whole (a start costs no read of
+ *    the dataset). Every read verifies the checksum of each block it reads; a read or a
+ *    compaction that meets damage fails with STORE_CORRUPTION naming the file and offset
+ *    (a query gets a 500) and the store lists the file (StoreStats.damagedFiles), which
+ *    the server takes in here (refresh: on /api/status and /api/stats, and every
+ *    HEALTH_REFRESH_MS for the log and telnet `status`). Every other read is answered. A full check
+ *    of every file is `horae fsck`, with the server stopped.
  */
 import { formatStoreFileProblem, verifyStoreFiles } from '../../core/index.js';
-import type { StoreFileProblem } from '../../core/index.js';
+import type { DamagedFile, Store, StoreFileProblem } from '../../core/index.js';
 
 export type { StoreFileProblem };
+
+/** How often the server takes in the files the store found damaged (for the log and telnet). */
+export const HEALTH_REFRESH_MS = 5000;
 
 /** What the server knows about damaged files; shared by status, stats and the log. */
 export class StoreHealth {
   private readonly list: StoreFileProblem[] = [];
   private readonly seen = new Set<string>();
-  /** Files the background check has read so far, and whether it is done. */
-  checkedFiles = 0;
-  checkDone = false;
 
   get problems(): readonly StoreFileProblem[] {
     return this.list;
@@ -40,6 +44,17 @@ export class StoreHealth {
       log?.(`store: damaged file ${formatStoreFileProblem(p)}`);
     }
   }
+
+  /** Takes in the files the store found damaged since the last call (never rejects). */
+  async refresh(store: Store, log?: (msg: string) => void): Promise<void> {
+    let damaged: readonly DamagedFile[];
+    try {
+      damaged = (await store.stats()).damagedFiles ?? [];
+    } catch {
+      return; // closed or unreachable: nothing new to learn
+    }
+    if (damaged.length > 0) this.add(damaged.map((d) => ({ ...d, kind: 'sst' as const })), log);
+  }
 }
 
 /**
@@ -53,18 +68,4 @@ export async function checkBeforeOpen(dir: string): Promise<{ problems: readonly
     : `refusing to open the store: its MANIFEST is damaged (${formatStoreFileProblem(manifest)}). ` +
       'The files are left untouched; run `horae fsck` for every damaged file and restore the data directory from a backup.';
   return { problems, fatal };
-}
-
-/** Checks every SST in the background; resolves when done (never rejects). */
-export async function checkSstsInBackground(dir: string, health: StoreHealth, log?: (msg: string) => void): Promise<void> {
-  try {
-    const r = await verifyStoreFiles(dir, { kinds: ['sst'] });
-    health.checkedFiles += r.checked.length;
-    health.add(r.problems, log);
-    if (r.problems.length > 0) log?.(`store: ${r.problems.length} damaged of ${r.checked.length} SST files; reads of their damaged blocks fail, everything else is served (run horae fsck)`);
-  } catch (err) {
-    log?.(`store: the background file check failed: ${(err as Error).message}`);
-  } finally {
-    health.checkDone = true;
-  }
 }

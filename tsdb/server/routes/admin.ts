@@ -16,6 +16,8 @@ export interface AdminRouteDeps {
   readonly extraStats?: () => Record<string, number>;
   /** Damaged store files (store-check.ts), listed by /api/status. */
   readonly damagedFiles?: () => ReadonlyArray<{ readonly file: string; readonly offset: number | undefined; readonly message: string }>;
+  /** Takes in damaged files the store found since; awaited before /api/status and /api/stats answer. */
+  readonly refreshHealth?: () => Promise<void>;
 }
 
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
@@ -33,13 +35,17 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
     repo_status: 'MINT',
     timestamp: '0',
   }));
-  both(['GET', 'POST'], 'stats', async () => tsdb.statsPoints(deps.extraStats?.() ?? {}));
+  both(['GET', 'POST'], 'stats', async () => {
+    await deps.refreshHealth?.();
+    return tsdb.statsPoints(deps.extraStats?.() ?? {});
+  });
   both('GET', 'stats/store', async () => tsdb.store.stats());
   both(['GET', 'POST'], 'dropcaches', async () => {
     tsdb.dropCaches();
     return { message: 'Caches dropped', status: '200' };
   });
   both('GET', 'status', async () => {
+    await deps.refreshHealth?.();
     const damaged = deps.damagedFiles?.() ?? [];
     return damaged.length === 0 ? { status: deps.status() }
       : { status: deps.status(), damagedFiles: damaged.map((p) => ({ file: p.file, offset: p.offset ?? null, message: p.message })) };
