@@ -267,10 +267,6 @@ export const CONFIG_KEYS = {
     key: 'horae.http.max_url_bytes', part: 'http', type: 'int', min: 256, max: MiB, default: 16 * KiB,
     help: 'longest request URL, path and query (414 beyond)',
   },
-  httpQueryLane: {
-    key: 'horae.http.query_lane', part: 'http', type: 'bool', default: true,
-    help: 'answer plain POST /api/query before fastify\'s routing (same answers, less CPU; off with auth or CORS)',
-  },
   httpHeadersTimeoutMs: {
     key: 'horae.http.headers_timeout_ms', part: 'http', type: 'int', min: 100, max: 1e9, default: 10_000,
     help: 'a request\'s head must arrive within this many ms of its first byte (slowloris)',

@@ -13,8 +13,7 @@ import { installCompression } from './compress.js';
 import { installCors } from './cors.js';
 import { installErrorHandlers } from './http-errors.js';
 import { installUrlLimit } from './limits.js';
-import { QueryAdmission, installQueryAdmission } from './query-admission.js';
-import { createQueryLane } from './query-lane.js';
+import { installQueryAdmission } from './query-admission.js';
 import { createHttpServerForFastify } from './listener.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import type { AdminRouteDeps } from './routes/admin.js';
@@ -43,36 +42,22 @@ export interface BuildServerOptions {
 export async function buildServer(opts: BuildServerOptions): Promise<FastifyInstance> {
   const { tsdb } = opts;
   const c = tsdb.config;
-  const auth = opts.auth ?? tokenAuthOf(c);
-  const admission = new QueryAdmission({ maxConcurrent: c.queryMaxConcurrent, queueMs: c.queryQueueMs });
-  const lane = createQueryLane({ tsdb, admission, auth, bodyLimit: c.maxBodyBytes });
   const app = Fastify({
     logger: false,
     bodyLimit: c.maxBodyBytes,
     keepAliveTimeout: c.httpKeepAliveTimeoutMs,
     requestTimeout: c.httpRequestTimeoutMs,
     routerOptions: { caseSensitive: false },
-    serverFactory: (handler, options) => createHttpServerForFastify(
-      lane === undefined ? handler : (req, res) => {
-        if (!lane.take(req, res)) handler(req, res);
-      },
-      options as Record<string, unknown>,
+    serverFactory: (handler, options) => createHttpServerForFastify(handler, options as Record<string, unknown>,
       { maxHeaderBytes: c.httpMaxHeaderBytes, headersTimeoutMs: c.httpHeadersTimeoutMs }),
   });
   installErrorHandlers(app);
   installUrlLimit(app, c.httpMaxUrlBytes);
   installCors(app, c);
-  installAuth(app, auth);
+  installAuth(app, opts.auth ?? tokenAuthOf(c));
   installCompression(app);
   installBodyParsers(app);
-  installQueryAdmission(app, admission);
-  if (lane !== undefined) {
-    // Once the server closes, fastify answers every request (503 while it drains).
-    app.addHook('preClose', (done) => {
-      lane.stop();
-      done();
-    });
-  }
+  installQueryAdmission(app, { maxConcurrent: c.queryMaxConcurrent, queueMs: c.queryQueueMs });
   registerPutRoutes(app, tsdb);
   registerLookupRoutes(app, tsdb);
   registerLastRoutes(app, tsdb);
@@ -82,7 +67,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   registerOverviewRoutes(app, tsdb);
   registerAdminRoutes(app, {
     tsdb, status: opts.status ?? (() => 'ok'),
-    extraStats: () => ({ ...opts.extraStats?.(), 'horae.http.query_lane.requests': lane?.answered ?? 0 }),
+    ...(opts.extraStats === undefined ? {} : { extraStats: opts.extraStats }),
     ...(opts.damagedFiles === undefined ? {} : { damagedFiles: opts.damagedFiles }),
     ...(opts.refreshHealth === undefined ? {} : { refreshHealth: opts.refreshHealth }),
   });

@@ -15,16 +15,6 @@ const LEVEL = 1;
 /** Bodies smaller than this are sent as they are (compression would not pay). */
 const MIN_BYTES = 1024;
 
-/** True when a body of `size` bytes goes gzip-encoded to a client that sent this Accept-Encoding. */
-export function wantsGzip(acceptEncoding: string | string[] | undefined, size: number): boolean {
-  return acceptEncoding !== undefined && size >= MIN_BYTES && /\bgzip\b/.test(String(acceptEncoding));
-}
-
-/** The body gzip-encoded at the level replies use. */
-export function gzipBody(payload: string | Buffer, done: (err: Error | null, zipped: Buffer) => void): void {
-  gzip(payload, { level: LEVEL }, done);
-}
-
 export function installCompression(app: FastifyInstance): void {
   // A callback hook: every response passes here, and most are not compressed.
   app.addHook('onSend', (req, reply, payload, done) => {
@@ -33,14 +23,18 @@ export function installCompression(app: FastifyInstance): void {
       done(null, payload);
       return;
     }
+    if (!/\bgzip\b/.test(String(accept)) || reply.hasHeader('content-encoding')) {
+      done(null, payload);
+      return;
+    }
     const size = typeof payload === 'string' ? Buffer.byteLength(payload) : payload.length;
-    if (!wantsGzip(accept, size) || reply.hasHeader('content-encoding')) {
+    if (size < MIN_BYTES) {
       done(null, payload);
       return;
     }
     reply.header('content-encoding', 'gzip');
     reply.header('vary', 'Accept-Encoding');
     reply.removeHeader('content-length');
-    gzipBody(payload, (err, zipped) => (err === null ? done(null, zipped) : done(err)));
+    gzip(payload, { level: LEVEL }, (err, zipped) => (err === null ? done(null, zipped) : done(err)));
   });
 }

@@ -97,7 +97,7 @@ describe('config file keys', () => {
       'horae.query.max_concurrent': '4', 'horae.query.queue_ms': '100',
       'horae.query.decode_threads': '1', 'horae.query.parallel_min_rows': '500', 'horae.query.exact_max_rows': '64',
       'horae.query.last_cache_series': '1000', 'horae.ingest.put_worker_scan': 'true',
-      'horae.ingest.group_window_ms': '40', 'horae.http.query_lane': 'false',
+      'horae.ingest.group_window_ms': '40',
     };
     // horae.port, .bind, .data_dir and horae.storage.* set the server settings and the store's options.
     const tsdbKeys = Object.values(CONFIG_KEYS).filter((d) => d.part !== 'server' && d.part !== 'store').map((d) => d.key);
@@ -107,7 +107,6 @@ describe('config file keys', () => {
     expect(c.tsdb.durability).toBe('buffered');
     expect(c.tsdb.compactIdleMs).toBe(2);
     expect(c.tsdb.ingestGroupWindowMs).toBe(40);
-    expect(c.tsdb.httpQueryLane).toBe(false);
   });
 
   it('keeps the old names of the two compactions as aliases', () => {

@@ -1,5 +1,5 @@
 /**
- * errorReplyOf (tsdb/server/http-errors.ts) maps whatever a route or the query lane throws
+ * errorReplyOf (tsdb/server/http-errors.ts) maps whatever a route or fastify throws
  * to the reply's status and message: Horae's and fastify's errors keep their status, and
  * anything else, even a thrown non-object, is a 500 naming it without server paths.
  */
