@@ -73,7 +73,7 @@ const MiB = 1024 * KiB;
  * as it goes, then decodes its own share while they decode theirs (scanner.ts). On 2 cores,
  * q4 of the devops set (a day of 100 series by 5 m) ran ×0.71-0.78 with one worker; before
  * that ordering a worker got its rows only after the main thread had decoded its share, and
- * slowed the query (bench/README.md).
+ * slowed the query (bench/results/query-ab-decode-order-c72c910.json).
  */
 export function defaultDecodeThreads(cores: number): number {
   return cores <= 1 ? 0 : Math.min(3, cores - 1);
