@@ -200,6 +200,13 @@ export class Tsdb {
     add('horae.store.file_bytes', st.fileBytes);
     add('horae.store.files', st.files);
     add('horae.store.wal_bytes', st.walBytes);
+    if (st.walReplay !== undefined) {
+      // What the last open replayed from the log (after kill -9: what was not flushed).
+      add('horae.store.wal_replay_ms', st.walReplay.ms);
+      add('horae.store.wal_replay_bytes', st.walReplay.bytes);
+      add('horae.store.wal_replay_records', st.walReplay.records);
+      add('horae.store.wal_replay_cells', st.walReplay.entries);
+    }
     add('horae.store.stalled_writers', st.stalledWriters);
     for (const [k, v] of Object.entries(extra)) add(k, v);
     return out;

@@ -354,6 +354,12 @@ export interface StoreStats {
   readonly walBytes: number;
   /** Bytes of damaged WAL records skipped at the last open (data acknowledged but lost). */
   readonly recoveryDroppedBytes?: number;
+  /**
+   * The write-ahead log replayed at open (after a crash: what was not flushed; after a
+   * clean stop: nothing): log files and bytes read, records (write batches) read, cells
+   * applied to memory, and the time it took.
+   */
+  readonly walReplay?: { readonly files: number; readonly bytes: number; readonly records: number; readonly entries: number; readonly ms: number };
   /** Failed background operations (flush, compaction, manifest, file removal) since open. */
   readonly backgroundErrors?: number;
   readonly lastBackgroundError?: string;

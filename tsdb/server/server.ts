@@ -56,6 +56,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     ...(opts.config === undefined ? {} : { config: opts.config }),
     ...(opts.now === undefined ? {} : { now: opts.now }),
   });
+  await logWalReplay(opts.store, opts.log);
   let listener: Listener | undefined;
   const telnet = tsdbTelnetBackend(tsdb, status);
   const auth = opts.auth ?? tokenAuthOf(tsdb.config);
@@ -122,4 +123,12 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
       return stopping;
     },
   };
+}
+
+/** One line on what the store's open replayed from its write-ahead log (embedded store). */
+async function logWalReplay(store: Store, log: ((msg: string) => void) | undefined): Promise<void> {
+  if (log === undefined) return;
+  const r = (await store.stats()).walReplay;
+  if (r === undefined) return;
+  log(`store: WAL replay at open: ${r.records} records, ${r.entries} cells, ${r.bytes} bytes in ${r.files} log files, ${r.ms} ms`);
 }
