@@ -1,0 +1,113 @@
+/**
+ * The time-series layer against a plain in-memory OpenTSDB (test/tsdb/helpers/
+ * reference-store.ts) under seeded random operation logs (tsdb-model.ts): puts over telnet,
+ * HTTP JSON and msgpack and `horae import`, queries, last points, lookups, deletes,
+ * restarts, flushes, compactions and splits, on the memory store, the embedded store on the
+ * real file system and on an error-injecting one, across the knobs that pick a read path
+ * (exact-row gets or scans, decode workers or not, salt, durability, hour compaction).
+ * Every configuration must give the reference's answers.
+ *
+ * TEST_SEED=<n> replays one seed; TSDB_MODEL_SEEDS=<n> runs n seeds per configuration
+ * (default 1) and TSDB_MODEL_STEPS=<n> that many operations per seed (default 120).
+ * The Bigtable emulator runs the same in test/bigtable/tsdb-model.bigtable.test.ts.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { openEmbeddedStore } from '../../core/embedded/embedded-store.js';
+import type { EmbeddedOptions } from '../../core/embedded/embedded-store.js';
+import { ErrorFileSystem } from '../../core/fs/error-fs.js';
+import { MemFileSystem } from '../../core/fs/mem-fs.js';
+import { openMemoryStore } from '../../core/index.js';
+import type { Store } from '../../core/api/store.js';
+import { parseConfigText } from '../../tsdb/cli/config-file.js';
+import { modelSeeds, modelSteps, runTsdbModel } from '../tsdb/helpers/tsdb-model.js';
+import type { Deployment } from '../tsdb/helpers/tsdb-model.js';
+
+/** Hour compaction as soon as an hour closes, checked every 50 ms (with the fake clock: often). */
+const EAGER_HOURS = 'horae.compaction.grace_ms = 0\nhorae.compaction.idle_ms = 0\nhorae.compaction.interval_ms = 50';
+/** Memstores, files and regions small enough that flushes, compactions and splits happen in a run. */
+const TINY_STORE = 'horae.storage.memstore_flush_bytes = 4096\nhorae.storage.region_split_bytes = 16384\nhorae.storage.compaction_min_files = 2';
+
+function storeOptions(config: string): Partial<EmbeddedOptions> {
+  return { ...parseConfigText(config, 'model.conf').store, blockSizeBytes: 512, maintenanceIntervalMs: 0 };
+}
+
+function memory(name: string, config: string): Deployment {
+  let store: Store | undefined;
+  return {
+    name, config, persistent: false,
+    async open(clock) {
+      return (store ??= await openMemoryStore({ clock }));
+    },
+    async close() {},
+    async destroy() {
+      await store?.close();
+    },
+  };
+}
+
+/** Regions must have split by the end when the store was configured tiny. */
+async function splitCheck(store: Store, config: string): Promise<void> {
+  if (!config.includes('region_split_bytes')) return;
+  const data = (await store.listTables()).find((t) => t.startsWith('tsdb') && !t.includes('uid') && !t.includes('meta'));
+  expect(data, 'the data table').toBeDefined();
+  expect((await (await store.openTable(data!)).regions()).length, 'regions of the data table split').toBeGreaterThan(1);
+}
+
+function embedded(name: string, config: string, engine: Partial<EmbeddedOptions> = {}): Deployment {
+  const dir = mkdtempSync(join(tmpdir(), 'horae-model-store-'));
+  const opts = { ...storeOptions(config), ...engine, dir };
+  return {
+    name, config, persistent: true,
+    open: (clock) => openEmbeddedStore({ ...opts, clock }),
+    close: (s) => s.close(),
+    verify: (s) => splitCheck(s, config),
+    async destroy() {
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function onErrorFs(name: string, config: string): Deployment {
+  const errors = new ErrorFileSystem(new MemFileSystem());
+  const opts = { ...storeOptions(config), dir: '/db', fs: errors };
+  return {
+    name, config, persistent: true, errors,
+    open: (clock) => openEmbeddedStore({ ...opts, clock }),
+    close: (s) => s.close(),
+    verify: (s) => splitCheck(s, config),
+    async destroy() {},
+  };
+}
+
+const DEPLOYMENTS: Array<[string, (name: string) => Deployment]> = [
+  ['memory, defaults', (n) => memory(n, '')],
+  ['memory, scans only, no decode workers, no salt, eager hour compaction',
+    (n) => memory(n, `horae.query.exact_max_rows = 0\nhorae.query.decode_threads = 0\nhorae.salt.width = 0\n${EAGER_HOURS}`)],
+  ['embedded, decode workers on every scan, 4 salt buckets, buffered, tiny store',
+    (n) => embedded(n, `horae.query.decode_threads = 1\nhorae.query.parallel_min_rows = 1\nhorae.salt.buckets = 4\nhorae.write.durability = buffered\n${TINY_STORE}`)],
+  ['embedded, scans only, eager hour compaction, flushes on the main thread, tiny store',
+    (n) => embedded(n, `horae.query.exact_max_rows = 0\nhorae.query.decode_threads = 0\n${EAGER_HOURS}\n${TINY_STORE}`, { backgroundThreads: 0 })],
+  ['embedded on an error-injecting file system, tiny store',
+    (n) => onErrorFs(n, `horae.query.decode_threads = 0\n${TINY_STORE}\n${EAGER_HOURS}`)],
+];
+
+describe('the time-series layer vs a plain OpenTSDB reference (randomized)', () => {
+  DEPLOYMENTS.forEach(([name, make], i) => {
+    for (const seed of modelSeeds(1000 + i * 7919)) {
+      it(`${name}, seed ${seed}`, async () => {
+        const dep = make(name);
+        try {
+          const stats = await runTsdbModel({ seed, steps: modelSteps(), deployment: dep });
+          if (process.env.TSDB_MODEL_VERBOSE !== undefined) console.log(name, seed, JSON.stringify(stats));
+          expect(stats.points).toBeGreaterThan(0);
+          if (dep.errors !== undefined) expect(stats.injected, 'errors injected').toBeGreaterThan(0);
+        } finally {
+          await dep.destroy();
+        }
+      }, 120_000);
+    }
+  });
+});

@@ -1,0 +1,361 @@
+/**
+ * The time-series model test's runner: one seeded operation log against a real server
+ * (startServer on a loopback port, driven over HTTP and telnet; imports as `horae import`
+ * runs them, tsdb/cli/import.ts, with the server stopped) and against the plain reference
+ * (reference-store.ts). One fake clock drives the server, the import and the store.
+ *
+ * Operations: puts over telnet, HTTP JSON and msgpack and the import path (late points,
+ * duplicate timestamps, integers and floats, s and ms timestamps); queries, /api/query/last,
+ * lookup and suggest, compared point for point; delete queries; restarts; store
+ * maintenance (flush, minor and major compaction) and cache drops; on a deployment with an
+ * error-injecting file system, transient I/O errors, which must surface as errors (5xx with
+ * a message, a telnet error line) and never as a wrong answer or a lost acknowledged point:
+ * a failed write is retried (after a restart when the store stopped writes) as a client does.
+ *
+ * A divergence fails with the seed, the step and its operation, the first difference and
+ * the operations before it; TEST_SEED=<seed> replays that seed alone, and TSDB_MODEL_LOG=<file>
+ * writes every operation of the failed run to that file.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { pack } from 'msgpackr';
+import type { Store } from '../../../core/api/store.js';
+import type { ErrorFileSystem, FsOpKind } from '../../../core/fs/error-fs.js';
+import { parseConfigText } from '../../../tsdb/cli/config-file.js';
+import { checkImportFiles, compactAfterImport, importFiles } from '../../../tsdb/cli/import.js';
+import { startServer } from '../../../tsdb/server/server.js';
+import type { RunningServer } from '../../../tsdb/server/server.js';
+import { Tsdb } from '../../../tsdb/tsdb.js';
+import { ReferenceStore, seriesKey } from './reference-store.js';
+import type { RefQuery, Tags } from './reference-store.js';
+import { World, ptOf } from './tsdb-model-gen.js';
+import type { GenPoint } from './tsdb-model-gen.js';
+import { checkLast, checkLookup, checkSuggest } from './tsdb-model-checks.js';
+import { compareQuery, http, telnetPuts } from './tsdb-model-wire.js';
+
+/** Where and how the server runs: a store (reopened at restarts when it persists) and a config. */
+export interface Deployment {
+  readonly name: string;
+  /** Config file lines (horae.* and tsd.* keys). */
+  readonly config: string;
+  /** True when data survive closing the store (restarts then reopen it). */
+  readonly persistent: boolean;
+  /** Opens the store on the run's clock (again at restarts when it persists). */
+  open(clock: () => number): Promise<Store>;
+  /** After the server stopped: closes a persistent store; the memory store stays open. */
+  close(store: Store): Promise<void>;
+  /** The file system errors are injected into, when the store runs on one. */
+  readonly errors?: ErrorFileSystem;
+  /** Checks at the end of a run (e.g. that regions split). */
+  verify?(store: Store): Promise<void>;
+  /** Removes what the deployment made (directories). */
+  destroy(): Promise<void>;
+}
+
+export interface ModelRun {
+  readonly seed: number;
+  readonly steps: number;
+  readonly deployment: Deployment;
+}
+
+export interface ModelStats {
+  /** Operations run, and ms spent, per kind. */
+  readonly ops: Record<string, number>;
+  readonly ms: Record<string, number>;
+  /** Writes that failed (injected errors) and were retried, and restarts that took. */
+  readonly retries: number;
+  readonly points: number;
+  readonly injected: number;
+}
+
+/** 2026-06-01T09:23:17.345Z: a fake clock for the server, so hours close as the run goes. */
+const T0 = Date.UTC(2026, 5, 1, 9, 23, 17, 345);
+const HOUR = 3_600_000;
+const DELETE_ON = 'tsd.http.query.allow_delete = true';
+
+class Divergence extends Error {}
+
+/** Seeds per configuration: TEST_SEED pins one; TSDB_MODEL_SEEDS=n runs n (default 1) from `base`. */
+export function modelSeeds(base: number): number[] {
+  const pinned = process.env.TEST_SEED;
+  if (pinned !== undefined && pinned !== '') return [Number(pinned)];
+  const n = Number(process.env.TSDB_MODEL_SEEDS ?? '1');
+  return Array.from({ length: n }, (_, i) => base + i * 104_729);
+}
+
+/** Operations per seed: TSDB_MODEL_STEPS (default 120). */
+export function modelSteps(): number {
+  return Number(process.env.TSDB_MODEL_STEPS ?? '120');
+}
+
+export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
+  const dep = o.deployment;
+  const world = new World(o.seed);
+  const r = world.r;
+  const ref = new ReferenceStore();
+  const clock = { now: T0 };
+  const configText = `${dep.config}\n${DELETE_ON}\n`;
+  const config = parseConfigText(configText, 'model.conf').tsdb;
+  const tmp = mkdtempSync(join(tmpdir(), 'horae-model-'));
+  const configFile = join(tmp, 'model.conf');
+  writeFileSync(configFile, configText);
+  const log: string[] = [];
+  const ops: Record<string, number> = {};
+  const ms: Record<string, number> = {};
+  let retries = 0;
+  let current = '';
+  let began = 0;
+  let points = 0;
+  let step = 0;
+  let store: Store | undefined;
+  let server: RunningServer | undefined;
+  /** Errors injected when the store was last (re)opened: more since then excuse a failure. */
+  let injectedAtOpen = 0;
+
+  const fail = (what: string): never => {
+    const file = process.env.TSDB_MODEL_LOG;
+    if (file !== undefined && file !== '') writeFileSync(file, `${log.join('\n')}\n`);
+    throw new Divergence(
+      `${dep.name}, seed ${o.seed}, step ${step}: ${what}\n` +
+      `replay: TEST_SEED=${o.seed} npx vitest run <this file> -t '${dep.name}'\n` +
+      `operations up to it:\n${log.slice(-15).join('\n')}`,
+    );
+  };
+  const injectedSinceOpen = (): boolean => dep.errors !== undefined && dep.errors.injected() > injectedAtOpen;
+  const port = (): number => server!.port;
+  const now = (): number => clock.now;
+
+  const start = async (): Promise<void> => {
+    store = await dep.open(now);
+    injectedAtOpen = dep.errors?.injected() ?? 0;
+    server = await startServer({ store, port: 0, bind: '127.0.0.1', config, ownsStore: false, now });
+  };
+  const stop = async (): Promise<void> => {
+    await server?.stop();
+    server = undefined;
+    if (store !== undefined) await dep.close(store);
+    store = undefined;
+  };
+  const restart = async (): Promise<void> => {
+    dep.errors?.clearRules();
+    await stop();
+    await start();
+  };
+
+  /**
+   * Runs a write until it is acknowledged. Without injected errors any failure is a bug; with
+   * them it must be a server error with a message, and is retried (after a restart from the
+   * third attempt on: a store that failed a WAL write or fsync stops writes until then).
+   */
+  const untilAcknowledged = async (what: string, attempt: () => Promise<string | undefined>): Promise<boolean> => {
+    for (let i = 0; ; i++) {
+      const err = await attempt();
+      if (err === undefined) return i === 0;
+      if (!injectedSinceOpen()) fail(`${what} failed without an injected error: ${err}`);
+      if (i >= 6) fail(`${what} still fails after ${i} retries and restarts: ${err}`);
+      retries++;
+      if (i >= 2) await restart();
+    }
+  };
+  /** A failed request's reply must be a server error with a message. */
+  const httpError = (what: string, rep: { status: number; text: string }): string => {
+    if (rep.status < 500 || !/"message"\s*:\s*"[^"]+/.test(rep.text)) fail(`${what}: an I/O error answered ${rep.status} ${rep.text.slice(0, 300)}`);
+    return `${rep.status} ${rep.text.slice(0, 200)}`;
+  };
+
+  const put = async (how: string, pts: readonly GenPoint[]): Promise<void> => {
+    const lines = pts.map((p) => `${p.metric} ${p.tsText} ${p.valueText} ${Object.entries(p.tags).map(([k, v]) => `${k}=${v}`).join(' ')}`);
+    let stored = pts.map((p) => p.pt);
+    if (how === 'telnet') {
+      await untilAcknowledged('telnet put', async () => {
+        const errors = await telnetPuts(port(), lines.map((l) => `put ${l}`));
+        if (errors.length === 0) return undefined;
+        if (!injectedSinceOpen()) return errors.join(' | ');
+        if (errors.some((e) => !/^put: .+/.test(e) && !e.startsWith('connection closed'))) fail(`telnet put: unclear error ${errors.join(' | ')}`);
+        return errors.join(' | ');
+      });
+    } else if (how === 'json' || how === 'msgpack') {
+      let body: string | Uint8Array;
+      // A JSON or msgpack number is an integer when its value is a safe integer (also 14.0
+      // and 1e3; README "Differences from OpenTSDB"); a JSON string follows the text rule.
+      const asString = pts.map(() => how === 'json' && r.chance(0.2));
+      stored = pts.map((p, i) => (!asString[i] && Number.isSafeInteger(p.pt.v) && !p.pt.int ? ptOf(p.pt.t, String(p.pt.v)) : p.pt));
+      if (how === 'json') {
+        const value = (p: GenPoint, i: number): string => (asString[i] ? `"${p.valueText}"` : p.valueText);
+        body = `[${pts.map((p, i) => `{"metric":${JSON.stringify(p.metric)},"timestamp":${p.tsText},"value":${value(p, i)},"tags":${JSON.stringify(p.tags)}}`).join(',')}]`;
+      } else {
+        body = pack(pts.map((p) => ({ metric: p.metric, timestamp: Number(p.tsText), value: p.pt.int ? Number(p.valueText) : p.pt.v, tags: p.tags })));
+      }
+      await untilAcknowledged(`${how} put`, async () => {
+        const rep = await http(port(), 'POST', '/api/put', body, how === 'json' ? 'application/json' : 'application/x-msgpack');
+        return rep.status === 204 ? undefined : injectedSinceOpen() ? httpError(`${how} put`, rep) : `${rep.status} ${rep.text.slice(0, 300)}`;
+      });
+    } else {
+      const file = join(tmp, `import-${step}.txt`);
+      writeFileSync(file, `# step ${step}\n${lines.join('\n')}\n`);
+      await runImport(file);
+    }
+    pts.forEach((p, i) => ref.put(p.metric, p.tags, stored[i]!));
+    points += pts.length;
+  };
+
+  /**
+   * `horae import FILE` as the command line runs it once it has opened the store
+   * (tsdb/cli/import.ts): the server stopped, a Tsdb of its own on the run's clock, the
+   * file imported in small batches, the closed hours it wrote compacted.
+   */
+  const runImport = async (file: string): Promise<void> => {
+    await untilAcknowledged('import', async () => {
+      await server?.stop();
+      server = undefined;
+      try {
+        const tsdb = await Tsdb.open(store!, { config, now, background: false });
+        const io = { stdout: { write: () => undefined }, stderr: { write: () => undefined } };
+        try {
+          const res = await importFiles(tsdb, await checkImportFiles([file]), { batchPoints: 1 + r.int(8) }, io);
+          if (res.stoppedAt !== undefined) return `import stopped at ${res.stoppedAt}`;
+          await compactAfterImport(tsdb, io);
+        } finally {
+          await tsdb.close();
+        }
+        return undefined;
+      } catch (err) {
+        return `import failed: ${(err as Error).message}`;
+      } finally {
+        server = await startServer({ store: store!, port: 0, bind: '127.0.0.1', config, ownsStore: false, now });
+      }
+    });
+  };
+
+  const query = async (q: ReturnType<World['query']>, del: boolean): Promise<void> => {
+    const want = del ? ref.delete(q.ref) : ref.query(q.ref);
+    const useGet = !del && q.get !== undefined && r.chance(0.4);
+    const desc = useGet ? `GET ${decodeURIComponent(q.get!)}` : `${del ? 'DELETE' : 'POST'} ${q.json}`;
+    log.push(`${step}: ${desc}`);
+    let first = true;
+    let rep = { status: 0, text: '' };
+    const send = async (): Promise<string | undefined> => {
+      rep = useGet ? await http(port(), 'GET', q.get!)
+        : await http(port(), del && r.chance(0.5) ? 'DELETE' : 'POST', `/api/query${q.arrays ? '?arrays' : ''}`, del ? q.json.replace(/^\{/, '{"delete":true,') : q.json);
+      if (rep.status === 200 || 'error' in want) return undefined;
+      if (!injectedSinceOpen()) return `${rep.status} ${rep.text.slice(0, 300)}`;
+      first = false;
+      return httpError('query', rep);
+    };
+    if (del) {
+      const clean = await untilAcknowledged('delete', send);
+      if (!clean) return; // the retried delete answers for what the failed one left
+    } else {
+      const err = await send();
+      if (err !== undefined && !injectedSinceOpen()) fail(`query failed: ${err}`);
+      if (!first) return;
+    }
+    if ('error' in want) {
+      if (rep.status !== 400 && rep.status !== 404) fail(`query: ${want.error}: answered ${rep.status} ${rep.text.slice(0, 300)}, want an error`);
+      return;
+    }
+    if (rep.status !== 200) fail(`query: answered ${rep.status} ${rep.text.slice(0, 300)}`);
+    const diff = compareQuery(rep.text, want, {
+      msResolution: q.msResolution, nanAsNull: q.ref.downsample?.fill === 'null', looseLongs: q.ref.aggregator === 'dev',
+    });
+    if (diff !== undefined) fail(`${del ? 'delete ' : ''}query answers differ: ${diff}`);
+  };
+
+  /** Every point of every series, read back with aggregator none: nothing acknowledged lost, nothing deleted back. */
+  const fullCheck = async (why: string): Promise<void> => {
+    for (const metric of world.metrics) {
+      if (!ref.names.metric.has(metric)) continue;
+      const q: RefQuery = { startMs: T0 - 12 * HOUR, endMs: clock.now + 2 * HOUR, metric, aggregator: 'none', filters: [] };
+      const body = `{"start":${q.startMs},"end":${q.endMs},"msResolution":true,"queries":[{"metric":"${metric}","aggregator":"none"}]}`;
+      log.push(`${step}: check everything (${why}): POST ${body}`);
+      const rep = await http(port(), 'POST', '/api/query', body);
+      if (rep.status !== 200) fail(`full read (${why}): ${rep.status} ${rep.text.slice(0, 300)}`);
+      const want = ref.query(q);
+      const diff = compareQuery(rep.text, 'error' in want ? [] : want, { msResolution: true, nanAsNull: false, looseLongs: false });
+      if (diff !== undefined) fail(`full read of ${metric} (${why}) differs: ${diff}`);
+    }
+  };
+
+  const count = (k: string): void => {
+    if (current !== '') ms[current] = (ms[current] ?? 0) + performance.now() - began;
+    ops[k] = (ops[k] ?? 0) + 1;
+    current = k;
+    began = performance.now();
+  };
+
+  try {
+    await start();
+    for (step = 0; step < o.steps; step++) {
+      clock.now += r.chance(0.1) ? r.int(2 * HOUR) : r.int(5 * 60_000);
+      const x = r.int(1000);
+      if (x < 400) {
+        const how = x < 150 ? 'telnet' : x < 270 ? 'json' : x < 370 ? 'msgpack' : 'import';
+        count(`put ${how}`);
+        const pts = world.points(clock.now, 1 + r.int(r.chance(0.2) ? 60 : 12), (m, t) => ref.points(m, t));
+        log.push(`${step}: put ${how} ${pts.map((p) => `${seriesKey(p.metric, p.tags)} ${p.tsText} ${p.valueText}`).join('; ')}`);
+        await put(how, pts);
+      } else if (x < 720) {
+        count('query');
+        await query(world.query(clock.now), false);
+      } else if (x < 760) {
+        count('delete');
+        await query(world.query(clock.now), true);
+      } else if (x < 810) {
+        count('last');
+        const s = world.pick(world.series);
+        const tags: Tags = Object.fromEntries(Object.entries(s.tags).filter(() => r.chance(0.5)));
+        const backScan = r.chance(0.5) ? 0 : 1 + r.int(8);
+        log.push(`${step}: last ${s.metric} ${JSON.stringify(tags)} backScan ${backScan} now ${clock.now}`);
+        const d = await checkLast(port(), ref, s.metric, tags, backScan, clock.now);
+        if (d !== undefined && !injectedSinceOpen()) fail(`/api/query/last differs: ${d}`);
+      } else if (x < 840) {
+        count('lookup');
+        const d = r.chance(0.5) ? await checkLookup(port(), ref, world, log, step) : await checkSuggest(port(), ref, world, log, step);
+        if (d !== undefined && !injectedSinceOpen()) fail(d);
+      } else if (x < 880) {
+        const major = r.chance(0.4);
+        const what = r.chance(0.4) ? 'flush' : major ? 'major compaction' : 'compaction';
+        count(what);
+        log.push(`${step}: ${what}`);
+        try {
+          if (what === 'flush') await server!.tsdb.data.flush();
+          else await server!.tsdb.data.compact({ major });
+        } catch (err) {
+          if (!injectedSinceOpen()) fail(`${what} failed: ${(err as Error).message}`);
+        }
+      } else if (x < 900) {
+        count('dropcaches');
+        log.push(`${step}: dropcaches`);
+        const rep = await http(port(), 'GET', '/api/dropcaches');
+        if (rep.status !== 200) fail(`dropcaches: ${rep.status} ${rep.text}`);
+      } else if (x < 920) {
+        count('restart');
+        log.push(`${step}: restart`);
+        await restart();
+        if (dep.persistent) await fullCheck('after a restart');
+      } else if (dep.errors !== undefined && x < 990) {
+        count('inject');
+        const kinds: FsOpKind[][] = [['append'], ['append'], ['sync'], ['sync'], ['read', 'openRead'], ['read'], ['rename', 'syncDir'], ['openAppend']];
+        const rule = { ops: world.pick(kinds), code: r.chance(0.2) ? 'ENOSPC' as const : 'EIO' as const, after: r.int(4), times: 1 + r.int(2) };
+        log.push(`${step}: inject ${JSON.stringify(rule)}`);
+        dep.errors.inject(rule);
+      } else {
+        count('check');
+        await fullCheck('now and then');
+      }
+    }
+    dep.errors?.clearRules();
+    await fullCheck('at the end');
+    if (dep.persistent) {
+      await restart();
+      await fullCheck('after the last restart');
+    }
+    await dep.verify?.(store!);
+    count('');
+    return { ops, ms, points, retries, injected: dep.errors?.injected() ?? 0 };
+  } finally {
+    await stop().catch(() => undefined);
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
