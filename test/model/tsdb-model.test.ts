@@ -26,9 +26,9 @@ import { modelSeeds, modelSteps, runTsdbModel } from '../tsdb/helpers/tsdb-model
 import type { Deployment } from '../tsdb/helpers/tsdb-model.js';
 
 /** Hour compaction as soon as an hour closes, checked every 50 ms (with the fake clock: often). */
-const EAGER_HOURS = 'horae.compaction.grace_ms = 0\nhorae.compaction.idle_ms = 0\nhorae.compaction.interval_ms = 50';
+const EAGER_HOURS = 'horae.hour_compaction.grace_ms = 0\nhorae.hour_compaction.idle_ms = 0\nhorae.hour_compaction.interval_ms = 50';
 /** Memstores, files and regions small enough that flushes, compactions and splits happen in a run. */
-const TINY_STORE = 'horae.storage.memstore_flush_bytes = 4096\nhorae.storage.region_split_bytes = 16384\nhorae.storage.compaction_min_files = 2';
+const TINY_STORE = 'horae.storage.memstore_flush_bytes = 4096\nhorae.storage.region_split_bytes = 16384\nhorae.storage.lsm_compaction_min_files = 2';
 
 function storeOptions(config: string): Partial<EmbeddedOptions> {
   return { ...parseConfigText(config, 'model.conf').store, blockSizeBytes: 512, maintenanceIntervalMs: 0 };
