@@ -125,6 +125,31 @@ describe('Ingestor', () => {
     const a = await readSeries(tsdb, 'm', { host: 'a' }, T0 * 1000, (T0 + 10) * 1000);
     expect(a.map((p) => p.value)).toEqual([0, 1, 2, 3, 4, 5]);
   });
+
+  it('gives a series made again after dropCaches the entry a byte cache still holds: one call with both keeps the last point', async () => {
+    const { tsdb } = await openFixture();
+    const first = pt('m', T0 + 10, 1);
+    await tsdb.ingest.write([first]);
+    // What the telnet or JSON byte cache keeps for the series (they outlive tsdb.dropCaches).
+    const held = tsdb.ingest.entryOf(first)!;
+    expect(held).toBeDefined();
+    tsdb.dropCaches();
+    expect(tsdb.ingest.entryOf(first)).toBeUndefined();
+    // One call, so one write group: points of the held entry and points of the same series
+    // by name (made again from its UIDs), as a telnet batch mixes them; in line order,
+    // held@20 name@20 name@30 held@30, so each side's point is last once.
+    for (let round = 0; round < 2; round++) {
+      const known = KnownSeriesPoints.take(2);
+      known.add(held, T0 + 20 + round, 2, true, 0);
+      known.add(held, T0 + 30 + round, 3, true, 2);
+      expect(await tsdb.ingest.write([pt('m', T0 + 20 + round, 5), pt('m', T0 + 30 + round, 6)], {}, known)).toEqual([undefined, undefined]);
+      known.release();
+      if (round === 0) expect(tsdb.ingest.entryOf(first)).toBe(held);
+      tsdb.dropCaches();
+    }
+    const got = await readSeries(tsdb, 'm', { host: 'a' }, T0 * 1000, (T0 + 3599) * 1000);
+    expect(got.map((p) => [p.ts / 1000 - T0, p.value])).toEqual([[10, 1], [20, 5], [21, 5], [30, 3], [31, 3]]);
+  });
 });
 
 describe('KnownSeriesPoints.take / release', () => {
