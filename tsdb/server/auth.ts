@@ -11,10 +11,11 @@
  *
  * HTTP: `Authorization: Bearer <token>`, or Basic with the token as the password (any
  * user name), for Grafana and collectors that only speak Basic. Missing or unknown token:
- * 401 with WWW-Authenticate; a read token on a write endpoint: 403. Checked in onRequest,
- * before any body byte is parsed. Open without a token: /api/version, /api/status (health
- * checks), CORS preflights (OPTIONS carries no credentials) and the UI's static files
- * (`/`, `/operator`, `/ui/*`: they hold no data; the API calls they make need a token).
+ * 401 with WWW-Authenticate; a read token on a write route: 403. Checked in onRequest,
+ * before any body byte is parsed, against the role each route declares (RouteRole; a
+ * route without one stops the start). Open: /api/version, /api/status (health checks),
+ * CORS preflights (OPTIONS carries no credentials) and the UI's static files (`/`,
+ * `/operator`, `/ui/*`: they hold no data; the API calls they make need a token).
  *
  * Tokens are compared as SHA-256 digests with timingSafeEqual against every entry, so the
  * time taken does not depend on how much of a token matched or which entry it is.
@@ -123,23 +124,57 @@ export function tokenOfAuthorization(header: string | undefined): string | undef
   return colon < 0 ? undefined : decoded.slice(colon + 1);
 }
 
-/** Routes (as registered, lower-cased) that change data or state: the write role. */
-const WRITE_ROUTES = new Set(['put', 'uid/assign', 'uid/rename', 'dropcaches'].flatMap((p) => [`/api/${p}`, `/api/v1/${p}`]));
-const ANNOTATION_ROUTE = /^\/api(\/v1)?\/annotations?(\/bulk)?$/;
-/** The UI's static files (routes/ui.ts): pages and bundles, no data. */
-const UI_ROUTES = new Set(['/', '/operator', '/ui/*']);
-/** Routes open without a token. */
-const OPEN_ROUTES = new Set(['version', 'status'].flatMap((p) => [`/api/${p}`, `/api/v1/${p}`]));
+/**
+ * Who may call a route, declared by the route itself: `config: { role }` in its fastify
+ * definition. 'open': anyone, no token (health checks, the UI's static files, CORS
+ * preflights); 'read': a read or write token; 'write': a write token. A route that
+ * changes data or state is 'write'; a route whose methods differ (annotations: GET reads,
+ * POST/PUT/DELETE write) is registered once per role.
+ */
+export type RouteRole = 'open' | Role;
 
-/** What a request needs: 'open', or the role. `route` is the matched route's URL (undefined: 404). */
-export function requiredRole(method: string, route: string | undefined): 'open' | Role {
-  if (method === 'OPTIONS') return 'open';
-  if (route === undefined) return 'read';
-  const r = route.toLowerCase();
-  if (OPEN_ROUTES.has(r) || UI_ROUTES.has(r)) return 'open';
-  if (method === 'DELETE' || WRITE_ROUTES.has(r)) return 'write';
-  if (ANNOTATION_ROUTE.test(r) && method !== 'GET' && method !== 'HEAD') return 'write';
-  return 'read';
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Who may call the route (tsdb/server/auth.ts); every route declares it. */
+    role?: RouteRole;
+  }
+}
+
+const ROUTE_ROLES: readonly RouteRole[] = ['open', 'read', 'write'];
+
+/** The routes of each app and their roles, as registered (HEAD routes included). */
+const declared = new WeakMap<FastifyInstance, Array<{ readonly method: string; readonly url: string; readonly role: RouteRole }>>();
+
+/**
+ * Makes every route of `app` registered after this call declare its role: a route without
+ * one (or with an unknown one) throws at registration, so the server does not start.
+ */
+export function requireRouteRoles(app: FastifyInstance): void {
+  const list: Array<{ method: string; url: string; role: RouteRole }> = [];
+  declared.set(app, list);
+  app.addHook('onRoute', (r) => {
+    const role = r.config?.role;
+    const methods = ([] as string[]).concat(r.method);
+    if (role === undefined || !ROUTE_ROLES.includes(role)) {
+      throw new Error(`route ${methods.join(',')} ${r.url} declares no role: give it config: { role: 'open' | 'read' | 'write' } (tsdb/server/auth.ts)`);
+    }
+    for (const method of methods) list.push({ method, url: r.url, role });
+  });
+}
+
+/** The routes registered on `app` since requireRouteRoles, with their roles. */
+export function routeRoles(app: FastifyInstance): ReadonlyArray<{ readonly method: string; readonly url: string; readonly role: RouteRole }> {
+  return declared.get(app) ?? [];
+}
+
+/**
+ * What a request needs: its route's role; a request no route matched (404) needs 'read',
+ * but a preflight (OPTIONS carries no credentials) is open.
+ */
+function neededRole(req: FastifyRequest): RouteRole {
+  if (req.routeOptions.url === undefined) return req.method === 'OPTIONS' ? 'open' : 'read';
+  // Unreachable with requireRouteRoles; a route that somehow has no role is treated as writing.
+  return req.routeOptions.config.role ?? 'write';
 }
 
 /** The role of each request that passed the check (none: authentication is off, or an open route). */
@@ -160,7 +195,7 @@ function forbidden(reply: FastifyReply): FastifyReply {
 export function installAuth(app: FastifyInstance, auth: Authenticator | undefined): void {
   if (auth === undefined) return;
   app.addHook('onRequest', async (req, reply) => {
-    const needs = requiredRole(req.method, req.routeOptions.url);
+    const needs = neededRole(req);
     if (needs === 'open') return undefined;
     const header = req.headers.authorization;
     if (header === undefined) return unauthorized(reply, 'Authentication required: send Authorization: Bearer <token>');

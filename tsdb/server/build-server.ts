@@ -6,7 +6,7 @@
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
 import type { Tsdb } from '../tsdb.js';
-import { installAuth, tokenAuthOf } from './auth.js';
+import { installAuth, requireRouteRoles, tokenAuthOf } from './auth.js';
 import type { Authenticator } from './auth.js';
 import { installBodyParsers } from './body-parsers.js';
 import { installCompression } from './compress.js';
@@ -51,6 +51,8 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
     serverFactory: (handler, options) => createHttpServerForFastify(handler, options as Record<string, unknown>,
       { maxHeaderBytes: c.httpMaxHeaderBytes, headersTimeoutMs: c.httpHeadersTimeoutMs }),
   });
+  // First: every route registered below must declare its role (config: { role }).
+  requireRouteRoles(app);
   installErrorHandlers(app);
   installUrlLimit(app, c.httpMaxUrlBytes);
   installCors(app, c);

@@ -22,5 +22,5 @@ export function installCors(app: FastifyInstance, config: TsdbConfig): void {
     if (req.method === 'OPTIONS') return reply.code(200).send('');
     return undefined;
   });
-  app.options('/*', async (_req, reply) => reply.code(200).send(''));
+  app.options('/*', { config: { role: 'open' } }, async (_req, reply) => reply.code(200).send(''));
 }

@@ -6,6 +6,7 @@
 import type { FastifyInstance } from 'fastify';
 import { toHex } from '../../../core/api/bytes.js';
 import { configStrings } from '../../config.js';
+import type { RouteRole } from '../auth.js';
 import type { Tsdb } from '../../tsdb.js';
 import { VERSION } from '../../version.js';
 
@@ -22,10 +23,11 @@ export interface AdminRouteDeps {
 
 export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps): void {
   const { tsdb } = deps;
-  const both = (method: 'GET' | 'POST' | ('GET' | 'POST')[], path: string, handler: () => Promise<unknown>): void => {
-    for (const p of [`/api/${path}`, `/api/v1/${path}`]) app.route({ method, url: p, handler });
+  const both = (method: 'GET' | 'POST' | ('GET' | 'POST')[], path: string, role: RouteRole, handler: () => Promise<unknown>): void => {
+    for (const p of [`/api/${path}`, `/api/v1/${path}`]) app.route({ method, url: p, config: { role }, handler });
   };
-  both(['GET', 'POST'], 'version', async () => ({
+  // version and status are open: health checks carry no token.
+  both(['GET', 'POST'], 'version', 'open', async () => ({
     version: VERSION,
     short_revision: 'horae',
     full_revision: 'horae',
@@ -35,23 +37,23 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
     repo_status: 'MINT',
     timestamp: '0',
   }));
-  both(['GET', 'POST'], 'stats', async () => {
+  both(['GET', 'POST'], 'stats', 'read', async () => {
     await deps.refreshHealth?.();
     return tsdb.statsPoints(deps.extraStats?.() ?? {});
   });
-  both('GET', 'stats/store', async () => tsdb.store.stats());
-  both(['GET', 'POST'], 'dropcaches', async () => {
+  both('GET', 'stats/store', 'read', async () => tsdb.store.stats());
+  both(['GET', 'POST'], 'dropcaches', 'write', async () => {
     tsdb.dropCaches();
     return { message: 'Caches dropped', status: '200' };
   });
-  both('GET', 'status', async () => {
+  both('GET', 'status', 'open', async () => {
     await deps.refreshHealth?.();
     const damaged = deps.damagedFiles?.() ?? [];
     return damaged.length === 0 ? { status: deps.status() }
       : { status: deps.status(), damagedFiles: damaged.map((p) => ({ file: p.file, offset: p.offset ?? null, message: p.message })) };
   });
-  both(['GET', 'POST'], 'config', async () => configStrings(tsdb.config));
-  both('GET', 'regions', async () => {
+  both(['GET', 'POST'], 'config', 'read', async () => configStrings(tsdb.config));
+  both('GET', 'regions', 'read', async () => {
     const out: Record<string, unknown> = {};
     for (const name of await tsdb.store.listTables()) {
       const regions = await (await tsdb.store.openTable(name)).regions();

@@ -66,8 +66,9 @@ export function registerAnnotationRoutes(app: FastifyInstance, tsdb: Tsdb): void
 
   for (const v of ['', '/v1']) {
     for (const name of ['annotation', 'annotations']) {
-      app.route({ method: ['GET', 'POST', 'PUT', 'DELETE'], url: `/api${v}/${name}`, handler: single });
-      app.route({ method: ['POST', 'PUT', 'DELETE'], url: `/api${v}/${name}/bulk`, handler: bulk });
+      app.route({ method: 'GET', url: `/api${v}/${name}`, config: { role: 'read' }, handler: single });
+      app.route({ method: ['POST', 'PUT', 'DELETE'], url: `/api${v}/${name}`, config: { role: 'write' }, handler: single });
+      app.route({ method: ['POST', 'PUT', 'DELETE'], url: `/api${v}/${name}/bulk`, config: { role: 'write' }, handler: bulk });
     }
   }
 }

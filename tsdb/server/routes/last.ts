@@ -72,7 +72,7 @@ export function registerLastRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     }
     return reply.type('application/json; charset=utf-8').send(`${body}]`);
   };
-  for (const v of ['', '/v1']) app.route({ method: ['GET', 'POST'], url: `/api${v}/query/last`, handler });
+  for (const v of ['', '/v1']) app.route({ method: ['GET', 'POST'], url: `/api${v}/query/last`, config: { role: 'read' }, handler });
 }
 
 /**

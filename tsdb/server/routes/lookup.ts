@@ -89,8 +89,8 @@ export function registerLookupRoutes(app: FastifyInstance, tsdb: Tsdb): void {
   };
 
   for (const v of ['', '/v1']) {
-    app.route({ method: ['GET', 'POST'], url: `/api${v}/search/lookup`, handler: lookup });
-    app.route({ method: ['GET', 'POST'], url: `/api${v}/suggest`, handler: suggest });
+    app.route({ method: ['GET', 'POST'], url: `/api${v}/search/lookup`, config: { role: 'read' }, handler: lookup });
+    app.route({ method: ['GET', 'POST'], url: `/api${v}/suggest`, config: { role: 'read' }, handler: suggest });
   }
 }
 

@@ -91,5 +91,5 @@ export function registerOverviewRoutes(app: FastifyInstance, tsdb: Tsdb, opts: O
       history: { intervalMs, ...history.columns() },
     });
   };
-  for (const v of ['', '/v1']) app.route({ method: 'GET', url: `/api${v}/horae/overview`, handler });
+  for (const v of ['', '/v1']) app.route({ method: 'GET', url: `/api${v}/horae/overview`, config: { role: 'read' }, handler });
 }

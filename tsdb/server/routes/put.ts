@@ -60,7 +60,7 @@ export function registerPutRoutes(app: FastifyInstance, tsdb: Tsdb): void {
   const admit = async (_req: unknown, reply: FastifyReply): Promise<FastifyReply | undefined> => {
     return tsdb.ingest.overloaded() ? sendError(reply, 503, 'Please throttle writes: too many points in flight') : undefined;
   };
-  for (const path of ['/api/put', '/api/v1/put']) app.post(path, { onRequest: admit }, handler);
+  for (const path of ['/api/put', '/api/v1/put']) app.post(path, { config: { role: 'write' }, onRequest: admit }, handler);
 }
 
 /**

@@ -106,9 +106,11 @@ export function registerQueryRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     }
   };
   for (const v of ['', '/v1']) {
-    app.route({ method: ['GET', 'POST', 'DELETE'], url: `/api${v}/query`, handler });
-    app.route({ method: ['GET', 'POST'], url: `/api${v}/aggregators`, handler: async () => [...AGGREGATOR_NAMES].sort() });
-    app.route({ method: ['GET', 'POST'], url: `/api${v}/config/filters`, handler: async () => FILTER_TYPES });
+    // A query reads; DELETE (and a body's "delete": true, checked by ensureWriteRole) writes.
+    app.route({ method: ['GET', 'POST'], url: `/api${v}/query`, config: { role: 'read' }, handler });
+    app.route({ method: 'DELETE', url: `/api${v}/query`, config: { role: 'write' }, handler });
+    app.route({ method: ['GET', 'POST'], url: `/api${v}/aggregators`, config: { role: 'read' }, handler: async () => [...AGGREGATOR_NAMES].sort() });
+    app.route({ method: ['GET', 'POST'], url: `/api${v}/config/filters`, config: { role: 'read' }, handler: async () => FILTER_TYPES });
   }
 }
 

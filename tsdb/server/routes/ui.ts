@@ -84,10 +84,11 @@ export function registerUiRoutes(app: FastifyInstance, options: UiRoutesOptions 
   };
 
   for (const [url, page] of [['/', 'dashboard'], ['/operator', 'operator']] as const) {
-    app.get(url, (req, reply) => sendFile(req, reply, page, 'index.html', true));
+    app.get(url, { config: { role: 'open' } }, (req, reply) => sendFile(req, reply, page, 'index.html', true));
   }
-  // GET routes answer HEAD too (fastify's exposeHeadRoutes drops the body).
-  app.get('/ui/*', (req, reply) => {
+  // GET routes answer HEAD too (fastify's exposeHeadRoutes drops the body). Pages and
+  // bundles hold no data: open (the API calls they make need a token).
+  app.get('/ui/*', { config: { role: 'open' } }, (req, reply) => {
     // The raw URL, not fastify's decoded wildcard, so `%2e%2e` and `%2f` are seen as sent.
     const raw = (req.raw.url ?? '').split('?')[0] ?? '';
     const rest = raw.slice(raw.toLowerCase().indexOf('/ui/') + 4);

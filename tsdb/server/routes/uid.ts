@@ -90,9 +90,9 @@ export function registerUidRoutes(app: FastifyInstance, tsdb: Tsdb): void {
   };
 
   for (const v of ['', '/v1']) {
-    app.route({ method: ['GET', 'POST'], url: `/api${v}/uid/assign`, handler: assign });
-    app.route({ method: ['GET'], url: `/api${v}/uid/uidmeta`, handler: uidmeta });
-    app.route({ method: ['GET', 'POST'], url: `/api${v}/uid/rename`, handler: rename });
+    app.route({ method: ['GET', 'POST'], url: `/api${v}/uid/assign`, config: { role: 'write' }, handler: assign });
+    app.route({ method: ['GET'], url: `/api${v}/uid/uidmeta`, config: { role: 'read' }, handler: uidmeta });
+    app.route({ method: ['GET', 'POST'], url: `/api${v}/uid/rename`, config: { role: 'write' }, handler: rename });
   }
 }
 
