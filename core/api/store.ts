@@ -289,6 +289,13 @@ export interface Capabilities {
   /** Filter kinds evaluated by the backend; a planner applies the rest itself. */
   readonly filters: ReadonlySet<RowFilterKind>;
   readonly reverseScan: boolean;
+  /**
+   * True when no other process writes this store while it is open (the embedded engine
+   * locks its directory; the memory store lives in one process): a layer above may then
+   * keep what it wrote, and what it derived from it, without reading the store again.
+   * False for a shared store (Bigtable), where other servers write the same tables.
+   */
+  readonly singleWriter: boolean;
   /** True when a resolved mutate() with durability 'sync' has reached stable storage. */
   readonly durableSync: boolean;
   /** Upper bound in ms before a 'buffered' write is durable; 0 when every write is synced. */

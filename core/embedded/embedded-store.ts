@@ -32,6 +32,7 @@ export function embeddedCapabilities(o: Partial<EmbeddedOptions>, realFs = o.fs 
     backend: 'embedded',
     filters: ALL_FILTERS,
     reverseScan: true,
+    singleWriter: true,
     durableSync: realFs,
     bufferedWindowMs: o.bufferedWindowMs ?? DEFAULT_ENGINE_OPTIONS.bufferedWindowMs,
     autoSplit: o.autoSplit ?? DEFAULT_ENGINE_OPTIONS.autoSplit,

@@ -89,6 +89,7 @@ export const MEMORY_STORE_CAPABILITIES: Capabilities = Object.freeze({
   backend: 'memory',
   filters: new Set<RowFilterKind>(ALL_FILTERS),
   reverseScan: true,
+  singleWriter: true,
   durableSync: false,
   bufferedWindowMs: 0,
   autoSplit: false,

@@ -17,7 +17,7 @@ const TABLE: TableSpec = { name: 'tbl', families: [{ name: 'a' }, { name: 'b' }]
 
 function caps(filters: RowFilterKind[], reverseScan = true): Capabilities {
   return {
-    backend: 'test', filters: new Set(filters), reverseScan, durableSync: true, bufferedWindowMs: 0,
+    backend: 'test', filters: new Set(filters), reverseScan, singleWriter: true, durableSync: true, bufferedWindowMs: 0,
     autoSplit: false, maxKeyBytes: 16, maxValueBytes: 32,
   };
 }

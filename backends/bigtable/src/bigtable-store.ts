@@ -59,6 +59,7 @@ export function bigtableCapabilities(opts: { readonly reverseScan?: boolean | un
     backend: 'bigtable',
     filters: FILTERS,
     reverseScan: opts.reverseScan ?? !emulator,
+    singleWriter: false,
     durableSync: true,
     bufferedWindowMs: 0,
     autoSplit: true,
