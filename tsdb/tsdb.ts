@@ -14,7 +14,11 @@ import { HourCompactor } from './compact/hour-compactor.js';
 import { DecodePool } from './query/decode-pool.js';
 import { LastValues } from './meta/last-values.js';
 import { NewestHours, tsuidKeyOfRowKey } from './meta/newest-hours.js';
-import { SeriesIndex, metaTableSpec } from './meta/series-index.js';
+import { metaTableSpec } from './meta/series-index.js';
+import { Catalog } from './catalog/catalog.js';
+import type { KeptByMetric } from './catalog/catalog.js';
+import { MAX_SERIES_PLANS } from './query/series-plan.js';
+import type { SeriesPlan } from './query/series-plan.js';
 import { resolveTsdbConfig } from './config.js';
 import type { TsdbConfig } from './config.js';
 import { TsdbError } from './errors.js';
@@ -23,9 +27,11 @@ import { validateWidths } from './schema/widths.js';
 import { DATA_TABLE, dataTableSpec, uidTableSpec } from './tables.js';
 import { UID_COUNTER_ROW, UID_FAMILY_NAME, UID_TABLE } from './uid/uid-kind.js';
 import type { UidKind } from './uid/uid-kind.js';
-import { UidTable } from './uid/uid-table.js';
+import type { SeriesIndex } from './meta/series-index.js';
+import type { UidTable } from './uid/uid-table.js';
 import { Ingestor } from './write/ingest.js';
 import type { DirtyMark } from './write/ingest.js';
+import type { SeriesEntry } from './write/write-group.js';
 
 export interface OpenTsdbOptions {
   readonly config?: Partial<TsdbConfig>;
@@ -53,6 +59,11 @@ export class Tsdb {
   readonly widths: SchemaWidths;
   readonly data: Table;
   readonly uid: Table;
+  /** Names, series and every cache of them (catalog/catalog.ts). */
+  readonly catalog: Catalog<SeriesEntry>;
+  /** The series side of sub-queries, kept by the catalog (query/series-plan.ts). */
+  readonly seriesPlans: KeptByMetric<SeriesPlan>;
+  /** The catalog's UID tables and series index. */
   readonly metrics: UidTable;
   readonly tagks: UidTable;
   readonly tagvs: UidTable;
@@ -65,7 +76,6 @@ export class Tsdb {
   readonly lastValues: LastValues | undefined;
   readonly now: () => number;
   private closed = false;
-  private readonly singleWriter: boolean;
   private decodePool: DecodePool | undefined;
   private ownsDecodePool = true;
 
@@ -76,14 +86,15 @@ export class Tsdb {
     this.widths = widthsOf(config);
     this.data = data;
     this.uid = uid;
-    this.metrics = new UidTable(uid, 'metric', config.uidWidthMetric, config.uidCacheEntries);
-    this.tagks = new UidTable(uid, 'tagk', config.uidWidthTagk, config.uidCacheEntries);
-    this.tagvs = new UidTable(uid, 'tagv', config.uidWidthTagv, config.uidCacheEntries);
+    // Where this process is the store's one writer, what it wrote can be kept (capabilities.singleWriter).
+    const singleWriter = store.capabilities.singleWriter;
+    this.catalog = new Catalog<SeriesEntry>({ uid, meta, widths: this.widths, config, singleWriter });
+    this.metrics = this.catalog.metrics;
+    this.tagks = this.catalog.tagks;
+    this.tagvs = this.catalog.tagvs;
+    this.index = this.catalog.index;
+    this.seriesPlans = this.catalog.keepByMetric<SeriesPlan>(MAX_SERIES_PLANS);
     this.compactor = new HourCompactor({ data, widths: this.widths, config, now });
-    // The embedded and memory stores have one writer (this process): the index can be cached.
-    const backend = store.capabilities.backend;
-    const singleWriter = (this.singleWriter = backend === 'embedded' || backend === 'memory');
-    this.index = new SeriesIndex(meta, this.widths.metric, { cache: singleWriter });
     const hints = (this.newestHours = singleWriter ? new NewestHours(() => this.ingest.stats().inflightPoints > 0) : undefined);
     const lastValues = (this.lastValues = singleWriter && config.queryLastCacheSeries > 0 ? new LastValues(config.queryLastCacheSeries) : undefined);
     const { saltWidth, metric: metricWidth } = this.widths;
@@ -92,13 +103,10 @@ export class Tsdb {
       : (_key: Uint8Array, _base: number, nowMs: number): DirtyMark => ({ lastWriteMs: nowMs, live: true });
     this.ingest = new Ingestor({
       data,
-      metrics: this.metrics,
-      tagks: this.tagks,
-      tagvs: this.tagvs,
+      catalog: this.catalog,
       widths: this.widths,
       config,
       now,
-      recordSeries: (tsuids) => this.index.record(tsuids, now()),
       onRowWritten: hints === undefined
         ? (config.compactHours ? markDirty : undefined)
         : (key, base, nowMs) => {
@@ -107,7 +115,7 @@ export class Tsdb {
           },
       ...(lastValues === undefined ? {} : {
         newestPoints: {
-          stored: (e, ms, value, isInt) => lastValues.written(e.tsuidKey ??= tsuidKeyOfRowKey(e.template, saltWidth, metricWidth), ms, value, isInt),
+          stored: (e, ms, value, isInt) => lastValues.written(e.tsuidKey, ms, value, isInt),
           failed: () => lastValues.clear(),
         },
       }),
@@ -132,7 +140,7 @@ export class Tsdb {
   }
 
   uidTable(kind: UidKind): UidTable {
-    return kind === 'metric' ? this.metrics : kind === 'tagk' ? this.tagks : this.tagvs;
+    return this.catalog.uidTable(kind);
   }
 
   /**
@@ -143,21 +151,9 @@ export class Tsdb {
     this.lastValues?.clear();
   }
 
-  /**
-   * Moves whenever a UID is assigned or renamed, caches are dropped or a series is added to
-   * the index: plans resolved from names while it stayed the same still hold
-   * (query/series-plan.ts). Undefined where another process may write the store too.
-   */
-  get catalogEpoch(): number | undefined {
-    if (!this.singleWriter) return undefined;
-    return this.metrics.idsEpoch + this.tagks.idsEpoch + this.tagvs.idsEpoch + this.index.epoch;
-  }
-
+  /** Every cache of the layer emptied (HTTP /api/dropcaches, telnet dropcaches, fsck). */
   dropCaches(): void {
-    this.metrics.dropCaches();
-    this.tagks.dropCaches();
-    this.tagvs.dropCaches();
-    this.ingest.dropCaches();
+    this.catalog.dropCaches();
     this.newestHours?.distrustAll();
     this.lastValues?.clear();
   }

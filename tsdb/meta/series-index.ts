@@ -56,7 +56,6 @@ export class SeriesIndex {
   private readonly loading = new Map<string, Promise<MetricSeries>>();
   private readonly recordedWhileLoading = new Map<string, Uint8Array[]>();
   private readonly metricWidth: number;
-  private recorded = 0;
 
   constructor(table: Table, metricWidth: number, opts: SeriesIndexOptions = {}) {
     this.table = table;
@@ -216,16 +215,6 @@ export class SeriesIndex {
     const rows: RowMutation[] = tsuids.map((key) => ({ key, mutations: [{ type: 'put', family: META_FAMILY, qualifier: META_CREATED, value }] }));
     await this.table.mutate(rows, { durability: 'sync' });
     if (this.cache !== undefined) this.addToCache(tsuids);
-    this.recorded++;
-  }
-
-  /**
-   * Moves after every record() by this process, once the series are in the index: what
-   * matching() answered while it stayed the same still holds where this process is the
-   * index's one writer (query/series-plan.ts).
-   */
-  get epoch(): number {
-    return this.recorded;
   }
 
   /**

@@ -28,11 +28,9 @@ import type { MetricSubQuery, SubQuery, TsQuery } from './query-spec.js';
 import { rateOf, subQueryEcho } from './query-spec.js';
 import { tsuidKeyRegex } from './row-key-filter.js';
 import { matchingSeries, seriesPlan } from './series-plan.js';
-import { templateOf } from './last-point.js';
 import { rowDownsampleOf, summaryUseOf } from './point-append.js';
 import { checkDeadline, scanSeries } from './scanner.js';
-import { seriesNames } from './series-names.js';
-import type { SeriesNames } from './series-names.js';
+import type { SeriesNames } from '../catalog/series-names.js';
 import type { QueryDeadline, ScannedSeries, ScanStats } from './scanner.js';
 import type { Points, SeriesData } from './series.js';
 import { matchAllTagFilters } from './tag-filter.js';
@@ -168,7 +166,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
   const series: Found[] = [];
   for (const s of scanned) {
     if (seriesCheck !== undefined && !seriesCheck(s.tsuid)) continue;
-    const named = seriesNames(tsdb, s.tsuid);
+    const named = tsdb.catalog.names.names(s.tsuid);
     const f = describe(metricName, s, named instanceof Promise ? await named : named);
     if (f === undefined || !matchAllTagFilters(postScan, f.data.tags)) continue;
     series.push(f);
@@ -208,7 +206,7 @@ function hoursOfLoneSeries(hours: readonly number[], endMs: number, ds: Downsamp
 function rowKeysOf(tsdb: Tsdb, tsuids: readonly Uint8Array[], hours: readonly number[]): Uint8Array[] {
   const keys: Uint8Array[] = [];
   for (const t of tsuids) {
-    const template = templateOf(tsdb, t);
+    const template = tsdb.catalog.templateOf(t);
     for (const h of hours) keys.push(rowKeyWithBaseTime(tsdb.widths, template, h));
   }
   return keys;
@@ -293,27 +291,6 @@ function pipelineSpecOf(q: TsQuery, sub: SubQuery): PipelineSpec {
   };
 }
 
-/** How long a metric's series count (seriesCount) is reused before the index is read again. */
-const SERIES_COUNT_TTL_MS = 10_000;
-const seriesCounts = new WeakMap<Tsdb, Map<string, { n: number; upTo: number; at: number }>>();
-
-/**
- * Series of a metric in the series index, counted up to `upTo`. Repeated queries of one
- * metric (a dashboard refreshing) reuse the count for a few seconds instead of reading the
- * index every time; a count only grows, so a stale one errs towards the serial path.
- */
-async function seriesCount(tsdb: Tsdb, metricUid: Uint8Array, upTo: number): Promise<number> {
-  let byMetric = seriesCounts.get(tsdb);
-  if (byMetric === undefined) seriesCounts.set(tsdb, (byMetric = new Map()));
-  const id = toHex(metricUid);
-  const now = performance.now();
-  const c = byMetric.get(id);
-  if (c !== undefined && now - c.at < SERIES_COUNT_TTL_MS && (c.n < c.upTo || c.upTo >= upTo)) return Math.min(c.n, upTo);
-  const n = (await tsdb.index.tsuids(metricUid, upTo)).length;
-  byMetric.set(id, { n, upTo, at: now });
-  return n;
-}
-
 /**
  * Rows a sub-query will read, at most: its series (from the series index, counted up to
  * what the decision needs; tag filters not applied) × the hours of its window.
@@ -321,7 +298,7 @@ async function seriesCount(tsdb: Tsdb, metricUid: Uint8Array, upTo: number): Pro
 async function expectedRows(tsdb: Tsdb, sub: SubQuery, metricUid: Uint8Array, win: { startMs: number; endMs: number }, enough: number): Promise<number> {
   const hours = Math.max(1, Math.ceil((win.endMs - win.startMs) / 3_600_000));
   if (sub.kind !== 'metric') return sub.tsuids.length * hours;
-  return (await seriesCount(tsdb, metricUid, Math.max(1, Math.ceil(enough / hours)))) * hours;
+  return (await tsdb.catalog.seriesCount(metricUid, Math.max(1, Math.ceil(enough / hours)))) * hours;
 }
 
 function keysInOrder(t: Readonly<Record<string, string>>): boolean {

@@ -39,22 +39,6 @@ export interface LastPoint {
   readonly isInt: boolean;
 }
 
-/**
- * Row-key templates of the TSUIDs lastPoints and exact-row queries (execute.ts) read, by
- * TSUID object: the series index hands out the same objects query after query (shared,
- * read only).
- */
-const templates = new WeakMap<Tsdb, WeakMap<Uint8Array, Uint8Array>>();
-
-/** seriesKeyOfTsuid, kept for the TSUID object (read only: patchBaseTime copies it). */
-export function templateOf(tsdb: Tsdb, tsuid: Uint8Array): Uint8Array {
-  let m = templates.get(tsdb);
-  if (m === undefined) templates.set(tsdb, (m = new WeakMap()));
-  let t = m.get(tsuid);
-  if (t === undefined) m.set(tsuid, (t = seriesKeyOfTsuid(tsdb, tsuid)));
-  return t;
-}
-
 /** The row-key template of a TSUID: salt filled in, base time 0. */
 export function seriesKeyOfTsuid(tsdb: Tsdb, tsuid: Uint8Array): Uint8Array {
   const w = tsdb.widths;
@@ -243,7 +227,7 @@ async function readHinted(tsdb: Tsdb, tsuids: readonly Uint8Array[], nowHour: nu
       continue;
     }
     asked.push(i);
-    keys.push(patchBaseTime(templateOf(tsdb, tsuids[i]!), baseOffset, hour));
+    keys.push(patchBaseTime(tsdb.catalog.templateOf(tsuids[i]!), baseOffset, hour));
   }
   if (keys.length === 0) return rest;
   const rows = await tsdb.data.get(keys, { families: [DATA_FAMILY], borrowValues: true });

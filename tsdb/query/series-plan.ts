@@ -5,13 +5,12 @@
  * small one (one series, an hour by the minute) resolving and planning cost about a fifth
  * of its CPU (bench/results/query-ab-inproc-plans-3ba3bf1.json).
  *
- * A plan is kept per Tsdb, keyed by the sub-query's metric, explicitTags and filters
- * (type, tag key, expression, case, groupBy), while the catalog it was built from is
- * unchanged: `Tsdb.catalogEpoch` moves with every UID assigned or renamed, every
- * dropCaches and every series added to the series index. Unknown literal values (dropped
- * by the resolution, "nothing matches") are therefore resolved again once a series could
- * carry them. Only where this process is the store's single writer (`Tsdb.catalogEpoch`
- * defined): another writer's new UIDs and series would not move the epoch.
+ * A plan is kept by the catalog (Catalog.keepByMetric), keyed by the sub-query's metric,
+ * explicitTags and filters (type, tag key, expression, case, groupBy), while the catalog
+ * holds it (catalog/catalog.ts): until a rename, a dropCaches or a new series of its
+ * metric. Unknown literal values (dropped by the resolution, "nothing matches") are
+ * therefore resolved again once a series of the metric could carry them. Only where this
+ * process is the store's one writer: another writer's new series would touch nothing here.
  */
 import { TsdbError } from '../errors.js';
 import type { Tsdb } from '../tsdb.js';
@@ -27,30 +26,22 @@ export interface SeriesPlan {
   matched?: { readonly limit: number; readonly tsuids: Uint8Array[] };
 }
 
-interface Entry {
-  readonly plan: SeriesPlan;
-  readonly epoch: number;
-}
-
-/** Plans kept per Tsdb, at most; the oldest goes first. */
-const MAX_PLANS = 1024;
-const plans = new WeakMap<Tsdb, Map<string, Entry>>();
+/** Plans kept (Tsdb.seriesPlans), at most; the oldest goes first. */
+export const MAX_SERIES_PLANS = 1024;
 
 /** The plan of `sub` (see the file header); throws TSDB_NO_SUCH_NAME for an unknown metric or tag key. */
 export async function seriesPlan(tsdb: Tsdb, sub: MetricSubQuery): Promise<SeriesPlan> {
-  const epoch = tsdb.catalogEpoch;
-  if (epoch === undefined) return buildPlan(tsdb, sub);
-  let byKey = plans.get(tsdb);
-  if (byKey === undefined) plans.set(tsdb, (byKey = new Map()));
+  const catalog = tsdb.catalog;
+  if (!catalog.singleWriter) return buildPlan(tsdb, sub);
+  const plans = tsdb.seriesPlans;
   const key = planKey(sub);
-  const hit = byKey.get(key);
-  if (hit !== undefined && hit.epoch === epoch) return hit.plan;
-  const plan = await buildPlan(tsdb, sub);
-  // Kept under the epoch read before it was built: if the catalog moved meanwhile, the
+  const hit = plans.get(key);
+  if (hit !== undefined) return hit;
+  // Kept under the stamp read before it was built: if the catalog moved meanwhile, the
   // next query finds the entry out of date and builds the plan again.
-  byKey.delete(key);
-  if (byKey.size >= MAX_PLANS) byKey.delete(byKey.keys().next().value!);
-  byKey.set(key, { plan, epoch });
+  const at = catalog.stamp();
+  const plan = await buildPlan(tsdb, sub);
+  plans.set(key, plan, plan.metricUid, at);
   return plan;
 }
 

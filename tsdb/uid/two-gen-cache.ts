@@ -9,7 +9,6 @@ export class TwoGenCache<K, V> {
   private young = new Map<K, V>();
   private old = new Map<K, V>();
   private readonly half: number;
-  private changes = 0;
 
   constructor(capacity: number) {
     this.half = Math.max(1, Math.floor(capacity / 2));
@@ -27,10 +26,7 @@ export class TwoGenCache<K, V> {
   }
 
   set(key: K, value: V): void {
-    const prev = this.young.get(key) ?? this.old.get(key);
-    if (prev !== undefined && prev !== value) this.changes++;
     if (this.young.size >= this.half && !this.young.has(key)) {
-      if (this.old.size > 0) this.changes++;
       this.old = this.young;
       this.young = new Map();
     }
@@ -39,24 +35,13 @@ export class TwoGenCache<K, V> {
 
   delete(key: K): void {
     // Both generations: a key set again after its generation aged may be in both.
-    const young = this.young.delete(key);
-    const old = this.old.delete(key);
-    if (young || old) this.changes++;
+    this.young.delete(key);
+    this.old.delete(key);
   }
 
   clear(): void {
     this.young.clear();
     this.old.clear();
-    this.changes++;
-  }
-
-  /**
-   * Changes whenever an entry may have left the cache or taken another value (a set over a
-   * different value, a delete, a clear, a generation dropped); never otherwise. What was
-   * derived from the cache's answers stays valid while it is unchanged.
-   */
-  get epoch(): number {
-    return this.changes;
   }
 
   get size(): number {

@@ -42,10 +42,12 @@ export class UidTable {
   private misses = 0;
   private assigned = 0;
   private raceLosses = 0;
-  private idsChanged = 0;
+  private readonly renamed: (() => void) | undefined;
 
-  constructor(table: Table, kind: UidKind, width: number, cacheEntries: number) {
+  /** `renamed`: told after every rename (the catalog then drops what it derived from names). */
+  constructor(table: Table, kind: UidKind, width: number, cacheEntries: number, renamed?: () => void) {
     this.table = table;
+    this.renamed = renamed;
     this.kind = kind;
     this.width = width;
     this.qualifier = utf8(UID_QUALIFIER[kind]);
@@ -97,24 +99,6 @@ export class UidTable {
       this.pending.set(name, p);
     }
     return p;
-  }
-
-  /**
-   * Changes whenever a name getName answered from its cache may since have changed or left
-   * the cache (a rename, dropCaches, an eviction, a lookup that found another name): names
-   * resolved through getName while it stayed the same are still what getName answers.
-   */
-  get namesEpoch(): number {
-    return this.byId.epoch;
-  }
-
-  /**
-   * Moves when a name may have got, changed or lost its id here since (an assignment, a
-   * rename, dropCaches): ids resolved through getId while it stayed the same are still
-   * what getId answers, where this process is the table's one writer (query/series-plan.ts).
-   */
-  get idsEpoch(): number {
-    return this.idsChanged;
   }
 
   /** The name of `id`, or undefined. */
@@ -179,14 +163,13 @@ export class UidTable {
     await this.table.mutate([{ key: utf8(from), mutations: [{ type: 'deleteCell', family: UID_FAMILY_ID, qualifier: this.qualifier }] }], SYNC);
     this.byName.delete(from);
     this.remember(to, id);
-    this.idsChanged++;
+    this.renamed?.();
     return id;
   }
 
   dropCaches(): void {
     this.byName.clear();
     this.byId.clear();
-    this.idsChanged++;
   }
 
   stats(): UidTableStats {
@@ -214,7 +197,6 @@ export class UidTable {
       if (forwardOk) {
         this.assigned++;
         this.remember(name, id);
-        this.idsChanged++;
         return id;
       }
       // Another writer assigned this name first: use its id, drop our reverse row.

@@ -27,14 +27,13 @@
  * write() rejects with TSDB_OVERLOADED (HTTP answers 503) and overloaded() is true
  * (telnet stops reading until whenWritable() resolves).
  */
-import { toHex } from '../../core/api/bytes.js';
 import type { Durability, Table } from '../../core/api/store.js';
+import type { Catalog } from '../catalog/catalog.js';
 import type { TsdbConfig } from '../config.js';
 import { TsdbError, isTsdbError } from '../errors.js';
+import { tsuidKeyOfRowKey } from '../meta/newest-hours.js';
 import { encodeSeriesKey, tsuidOfKey } from '../schema/row-key.js';
 import type { SchemaWidths } from '../schema/widths.js';
-import type { UidTable } from '../uid/uid-table.js';
-import { TwoGenCache } from '../uid/two-gen-cache.js';
 import { validatePointValue, validateSeries } from './data-point.js';
 import type { IncomingPoint } from './data-point.js';
 import { WriteGroup, newSeriesEntry } from './write-group.js';
@@ -42,14 +41,11 @@ import type { SeriesEntry } from './write-group.js';
 
 export interface IngestDeps {
   readonly data: Table;
-  readonly metrics: UidTable;
-  readonly tagks: UidTable;
-  readonly tagvs: UidTable;
+  /** Names, series and their caches: series seen for the first time (by this process) are recorded there before their points are written. */
+  readonly catalog: Catalog<SeriesEntry>;
   readonly widths: SchemaWidths;
   readonly config: TsdbConfig;
   readonly now: () => number;
-  /** Records series seen for the first time (by this process): their TSUIDs. Awaited before their points are written. */
-  readonly recordSeries?: (tsuids: Uint8Array[]) => Promise<void>;
   /** Told about every (row, hour) the first time a series writes into it, and touched on every write. */
   readonly onRowWritten?: (rowKey: Uint8Array, baseSec: number, nowMs: number) => DirtyMark;
   /**
@@ -185,7 +181,6 @@ export const RECENT_GROUPS = 4;
 
 export class Ingestor {
   private readonly deps: IngestDeps;
-  private readonly series: TwoGenCache<string, SeriesEntry>;
   private lastWriteTs = 0;
   private callSeq = 0;
   private inflight = 0;
@@ -211,23 +206,11 @@ export class Ingestor {
   private readonly resolving = new Map<string, Promise<SeriesEntry>>();
   private groups = 0;
   private cells = 0;
-  /**
-   * Every entry still referenced anywhere, by its row-key template: a series created again
-   * (after dropCaches or an eviction) while a byte cache still holds its old entry gets
-   * that same entry, since a write group tells series apart by entry: two entries of one
-   * series in a group would write one row twice in one mutation, and which of its points
-   * wins would then depend on their qualifiers.
-   */
-  private readonly live = new Map<string, WeakRef<SeriesEntry>>();
-  private readonly reaper = new FinalizationRegistry<string>((key) => {
-    if (this.live.get(key)?.deref() === undefined) this.live.delete(key);
-  });
   /** Settles once the latest call that had to resolve series (or wait) has queued its points. */
   private queuedTail: Promise<void> | undefined;
 
   constructor(deps: IngestDeps) {
     this.deps = deps;
-    this.series = new TwoGenCache(deps.config.seriesCacheEntries);
   }
 
   /** True while accepted-but-not-durable points exceed the configured bound. */
@@ -341,13 +324,9 @@ export class Ingestor {
     };
   }
 
-  dropCaches(): void {
-    this.series.clear();
-  }
-
-  /** The cached series entry of a point written before (undefined if evicted or never written). */
+  /** The live series entry of a point written before (undefined if dropped or never written). */
   entryOf(p: IncomingPoint): SeriesEntry | undefined {
-    return this.series.get(p.seriesText ?? seriesTextOf(p));
+    return this.deps.catalog.series.byText(p.seriesText ?? seriesTextOf(p));
   }
 
   /**
@@ -472,7 +451,7 @@ export class Ingestor {
     for (let i = 0; i < points.length; i++) {
       const p = points[i]!;
       const text = p.seriesText ?? seriesTextOf(p);
-      const e = this.series.get(text);
+      const e = this.deps.catalog.series.byText(text);
       if (e !== undefined) {
         entries[i] = e;
       } else {
@@ -542,22 +521,26 @@ export class Ingestor {
         for (const i of idx) outcomes[i] = err;
       }
     }));
-    if (created.length > 0 && this.deps.recordSeries !== undefined) {
+    if (created.length > 0) {
       try {
-        await this.deps.recordSeries(created.map((e) => tsuidOfKey(this.deps.widths, e.template)));
+        await this.deps.catalog.recordSeries(created.map((e) => tsuidOfKey(this.deps.widths, e.template)), this.deps.now());
       } catch (err) {
         throw new TsdbError('TSDB_STORAGE', `storage failed the series index write: ${(err as Error).message}`, { cause: err });
       }
     }
-    // Cached only once recorded: a failed index write is retried with the next point.
+    // Live only once recorded: a failed index write is retried with the next point.
+    const series = this.deps.catalog.series;
     for (const [text, idx] of owned) {
       const e = entries[idx[0]!];
-      if (e !== undefined) this.series.set(text, e);
+      if (e === undefined) continue;
+      const live = series.intern(e);
+      for (const i of idx) entries[i] = live;
+      series.setText(text, live);
     }
   }
 
   private async createEntry(p: IncomingPoint): Promise<SeriesEntry> {
-    const { config, metrics, tagks, tagvs, widths } = this.deps;
+    const { config, catalog: { metrics, tagks, tagvs }, widths } = this.deps;
     validateSeries(p, config.maxTags, config.allowSpecialChars);
     const metricId = config.autoCreateMetrics ? await metrics.getOrCreateId(p.metric) : await metrics.requireId(p.metric);
     const pairs = await Promise.all(p.tags.map(async ([k, v]) => {
@@ -569,14 +552,10 @@ export class Ingestor {
       return pair;
     }));
     const template = encodeSeriesKey(widths, metricId, pairs);
-    const key = toHex(template);
-    const old = this.live.get(key)?.deref();
-    if (old !== undefined) return old;
+    const live = this.deps.catalog.series.get(tsuidKeyOfRowKey(template, widths.saltWidth, widths.metric));
+    if (live !== undefined) return live;
     this.created++;
-    const e = newSeriesEntry(template);
-    this.live.set(key, new WeakRef(e));
-    this.reaper.register(e, key);
-    return e;
+    return newSeriesEntry(template, tsuidKeyOfRowKey(template, widths.saltWidth, widths.metric));
   }
 }
 

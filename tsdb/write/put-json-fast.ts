@@ -16,7 +16,7 @@
  */
 import { MAX_MS_TIMESTAMP } from './data-point.js';
 import { parseNumber } from './put-line-fast.js';
-import { rangeEqual } from './series-byte-cache.js';
+import { rangeEqual } from '../catalog/series-byte-cache.js';
 
 /**
  * The datapoints of a body in columns (typed arrays, possibly longer than `count`: read

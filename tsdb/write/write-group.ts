@@ -6,7 +6,9 @@
  * (tsdb/SCHEMA.md "OpenTSDB compacted column"). Qualifiers and values are views of one
  * buffer per group, row keys views of key slabs; none of them is ever reused.
  */
+import { latin1 } from '../../core/api/bytes.js';
 import type { Durability, RowMutation } from '../../core/api/store.js';
+import type { CatalogSeries } from '../catalog/series-entries.js';
 import { FLAG_FLOAT, writeMsQualifier, writeSecondQualifier } from '../schema/qualifier.js';
 import { writeBaseTimeAt } from '../schema/row-key.js';
 import { valueLengthOfFlags, writeValue } from '../schema/value.js';
@@ -16,10 +18,11 @@ import { MAX_SECOND_TIMESTAMP } from './data-point.js';
 import type { IncomingPoint } from './data-point.js';
 import type { DirtyMark } from './ingest.js';
 
-/** What the writer keeps per series: its key template and per-group scratch. */
-export interface SeriesEntry {
-  /** The row key with salt, metric and tags filled in and base time 0. */
-  readonly template: Uint8Array;
+/**
+ * What the writer keeps per series: the catalog's entry (its key template and identity,
+ * catalog/series-entries.ts) and per-group scratch.
+ */
+export interface SeriesEntry extends CatalogSeries {
   /**
    * The base hours of the last two rows the series reported to onRowWritten, and their
    * marks: a row of either, its mark still live, is only touched (lastWriteMs), not
@@ -36,13 +39,15 @@ export interface SeriesEntry {
   /** Index of this series' first and last point in that group. */
   first: number;
   last: number;
-  /** The series' TSUID as latin1 (meta/newest-hours.ts tsuidKeyOfRowKey), once asked for. */
-  tsuidKey: string | undefined;
 }
 
-/** A fresh entry for a series whose row key template is `template`. */
-export function newSeriesEntry(template: Uint8Array): SeriesEntry {
-  return { template, lastBase: -1, dirty: undefined, prevBase: -1, prevDirty: undefined, groupId: -1, first: -1, last: -1, tsuidKey: undefined };
+/**
+ * A fresh entry for a series whose row key template is `template` and TSUID (as latin1)
+ * `tsuidKey` (default: the template's bytes, as unique). Live until the catalog's table
+ * says otherwise (SeriesEntries.intern).
+ */
+export function newSeriesEntry(template: Uint8Array, tsuidKey = latin1(template)): SeriesEntry {
+  return { template, tsuidKey, alive: true, gen: -1, lastBase: -1, dirty: undefined, prevBase: -1, prevDirty: undefined, groupId: -1, first: -1, last: -1 };
 }
 
 /**
@@ -99,7 +104,7 @@ export class WriteGroup {
   durability: Durability = 'buffered';
   readonly done: Promise<void>;
   private readonly widths: SchemaWidths;
-  private readonly entries: SeriesEntry[] = [];
+  private entries: SeriesEntry[] = [];
   private cols: PointColumns | undefined;
   private count = 0;
   private bigs: Map<number, bigint> | undefined;
@@ -168,6 +173,12 @@ export class WriteGroup {
   build(ts: number, now: number, onRowWritten?: (key: Uint8Array, base: number, now: number) => DirtyMark, trackNewest = false): RowMutation[] {
     const c = this.cols;
     if (c === undefined) throw new Error('BUG: write group built twice');
+    for (let ei = 0; ei < this.entries.length; ei++) {
+      if (!this.entries[ei]!.alive) {
+        this.mergeSeries(c);
+        break;
+      }
+    }
     if (trackNewest) {
       this.newestMs = new Float64Array(this.entries.length);
       this.newestValues = new Float64Array(this.entries.length);
@@ -271,6 +282,31 @@ export class WriteGroup {
 
   reject(err: Error): void {
     this.settle?.reject(err);
+  }
+
+  /**
+   * The group holds an entry the catalog dropped (catalog/series-entries.ts): another entry
+   * of its series may be here too. Each series' entries become one (the live one where
+   * there is one), their points linked into one list: ordered() then sorts them by time
+   * and call, as it does points of one entry.
+   */
+  private mergeSeries(c: PointColumns): void {
+    const at = new Map<string, number>();
+    const kept: SeriesEntry[] = [];
+    for (const e of this.entries) {
+      const i = at.get(e.tsuidKey);
+      if (i === undefined) {
+        at.set(e.tsuidKey, kept.length);
+        kept.push(e);
+        continue;
+      }
+      const k = kept[i]!;
+      const [into, from] = k.alive || !e.alive ? [k, e] : [e, k];
+      c.next[into.last] = from.first;
+      into.last = from.last;
+      kept[i] = into;
+    }
+    this.entries = kept;
   }
 
   /**

@@ -72,10 +72,28 @@ describe('series plans', () => {
     await tsdb.tagvs.rename('b', 'bee');
     expect(await query(app, { tags: { host: 'b' } })).toEqual([]);
     expect(hosts(await query(app, { tags: { host: 'bee' } }))).toEqual(['bee']);
-    // dropCaches moves the epoch too.
-    const epoch = tsdb.catalogEpoch!;
+    // dropCaches: the plan is built again.
+    const matching = vi.spyOn(tsdb.index, 'matching');
+    expect(hosts(await query(app, { tags: { host: 'bee' } }))).toEqual(['bee']);
+    expect(matching).toHaveBeenCalledTimes(0);
     tsdb.dropCaches();
-    expect(tsdb.catalogEpoch).toBeGreaterThan(epoch);
+    expect(hosts(await query(app, { tags: { host: 'bee' } }))).toEqual(['bee']);
+    expect(matching).toHaveBeenCalledTimes(1);
+  });
+
+  it('of one metric outlive new series of another', async () => {
+    const { app, tsdb } = await open();
+    const matching = vi.spyOn(tsdb.index, 'matching');
+    expect(hosts(await query(app, { tags: { host: '*' } }))).toEqual(['Web', 'a', 'b']);
+    expect(matching).toHaveBeenCalledTimes(1);
+    // New series of other metrics, new tag values included: m's plan holds.
+    await tsdb.ingest.write([pt('other', T0, 1, { host: 'a', dc: 'x' }), pt('other', T0, 1, { host: 'z', dc: 'q' })]);
+    expect(hosts(await query(app, { tags: { host: '*' } }))).toEqual(['Web', 'a', 'b']);
+    expect(matching).toHaveBeenCalledTimes(1);
+    // A new series of m: built again, and it shows.
+    await tsdb.ingest.write([pt('m', T0 + 50, 1, { host: 'z', dc: 'q' })]);
+    expect(hosts(await query(app, { tags: { host: '*' } }))).toEqual(['Web', 'a', 'b', 'z']);
+    expect(matching).toHaveBeenCalledTimes(2);
   });
 
   it('are never shared by sub-queries that select or group differently', async () => {
@@ -125,7 +143,7 @@ describe('series plans', () => {
 
   it('are not kept where another process may write the store', async () => {
     const { app, tsdb } = await open();
-    Object.defineProperty(tsdb, 'catalogEpoch', { get: () => undefined });
+    Object.defineProperty(tsdb.catalog, 'singleWriter', { value: false });
     const matching = vi.spyOn(tsdb.index, 'matching');
     for (let i = 0; i < 3; i++) expect(hosts(await query(app, { tags: { host: 'a' } }))).toEqual(['a']);
     expect(matching).toHaveBeenCalledTimes(3);

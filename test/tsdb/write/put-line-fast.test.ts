@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { Random } from '../../../core/util/random.js';
 import { parsePutWords } from '../../../tsdb/write/line-parser.js';
 import { newFastPut, parseNumber, parsePutFast } from '../../../tsdb/write/put-line-fast.js';
-import { SeriesByteCache } from '../../../tsdb/write/series-byte-cache.js';
+import { SeriesByteCache } from '../../../tsdb/catalog/series-byte-cache.js';
 import { putWords } from '../../../tsdb/server/telnet/line-splitter.js';
 import { newSeriesEntry } from '../../../tsdb/write/write-group.js';
 import type { SeriesEntry } from '../../../tsdb/write/write-group.js';
@@ -96,7 +96,7 @@ describe('put line fast path', () => {
   });
 
   it('finds series by their bytes, never by hash alone', () => {
-    const cache = new SeriesByteCache(3);
+    const cache = new SeriesByteCache<SeriesEntry>(3);
     const entry = (n: number): SeriesEntry => newSeriesEntry(Uint8Array.of(n));
     const a = Buffer.from('put m 1 1 host=a');
     const b = Buffer.from('put m 1 1 host=b');

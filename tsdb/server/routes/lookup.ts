@@ -13,8 +13,7 @@
 import type { FastifyInstance } from 'fastify';
 import { latin1 } from '../../../core/api/bytes.js';
 import { TsdbError } from '../../errors.js';
-import { seriesNames } from '../../query/series-names.js';
-import type { SeriesNames } from '../../query/series-names.js';
+import type { SeriesNames } from '../../catalog/series-names.js';
 import type { Tsdb } from '../../tsdb.js';
 import { parseUidKind } from '../../uid/uid-kind.js';
 import { jsonBody } from '../body-parsers.js';
@@ -157,7 +156,7 @@ export function seriesNamer(tsdb: Tsdb): SeriesNamer {
       described.set(id, out);
       return out;
     };
-    const named = seriesNames(tsdb, tsuid);
+    const named = tsdb.catalog.names.names(tsuid);
     return named instanceof Promise ? named.then(done) : done(named);
   };
   return (tsuid) => {

@@ -23,7 +23,8 @@ import { sendError } from '../http-errors.js';
 import { RawJson, jsonBody } from '../body-parsers.js';
 import { scanPutJson } from '../../write/put-json-fast.js';
 import type { JsonPutScan } from '../../write/put-json-fast.js';
-import { SeriesByteCache } from '../../write/series-byte-cache.js';
+import type { SeriesByteCache } from '../../catalog/series-byte-cache.js';
+import type { SeriesEntry } from '../../write/write-group.js';
 import { KnownSeriesPoints } from '../../write/ingest.js';
 import type { PointOutcome } from '../../write/ingest.js';
 
@@ -34,7 +35,7 @@ interface PutQuery {
 }
 
 export function registerPutRoutes(app: FastifyInstance, tsdb: Tsdb): void {
-  const byBytes = new SeriesByteCache(tsdb.config.seriesCacheEntries);
+  const byBytes = tsdb.catalog.series.bytes('json');
   const handler = async (req: { query: unknown; body: unknown }, reply: FastifyReply): Promise<unknown> => {
     const q = req.query as PutQuery;
     const opts = q.sync !== undefined ? { durability: 'sync' as const } : {};
@@ -122,7 +123,7 @@ async function writeObjects(tsdb: Tsdb, raw: readonly unknown[], opts: { durabil
  * bytes; the others are parsed one by one and take the general path (and teach the byte
  * cache their series).
  */
-async function writeScanned(tsdb: Tsdb, cache: SeriesByteCache, bytes: Buffer, scan: JsonPutScan, opts: { durability?: 'sync' }): Promise<PointError[]> {
+async function writeScanned(tsdb: Tsdb, cache: SeriesByteCache<SeriesEntry>, bytes: Buffer, scan: JsonPutScan, opts: { durability?: 'sync' }): Promise<PointError[]> {
   const known = KnownSeriesPoints.take(scan.count);
   const errors: PointError[] = [];
   const points: IncomingPoint[] = [];

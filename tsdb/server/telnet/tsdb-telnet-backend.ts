@@ -17,12 +17,11 @@ import type { IncomingPoint } from '../../write/data-point.js';
 import { KnownSeriesPoints } from '../../write/ingest.js';
 import { parsePutWords } from '../../write/line-parser.js';
 import { newFastPut, parsePutFast } from '../../write/put-line-fast.js';
-import { SeriesByteCache } from '../../write/series-byte-cache.js';
 import { putWords } from './line-splitter.js';
 import type { TelnetBackend } from './telnet-backend.js';
 
 export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok'): TelnetBackend {
-  const byBytes = new SeriesByteCache(tsdb.config.seriesCacheEntries);
+  const byBytes = tsdb.catalog.series.bytes('telnet');
   const fast = newFastPut();
   return {
     async putBatch(batch) {
@@ -80,7 +79,6 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok')
     },
     async dropCaches() {
       tsdb.dropCaches();
-      byBytes.clear();
     },
     status,
   };

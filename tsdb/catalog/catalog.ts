@@ -1,0 +1,194 @@
+/**
+ * The catalog: what names and series exist, and everything kept in memory about them —
+ * the three UID tables with their caches, the series index with its in-memory copy, the
+ * writer's series entries with their text and byte caches (series-entries.ts), the names
+ * of series (series-names.ts), the query side's series plans, row-key templates and series
+ * counts. One owner, so one rule and one dropCaches for all of it.
+ *
+ * The rule: whatever is derived from the catalog is kept with the catalog's change stamp
+ * read before it was derived, and holds while nothing it derives from was touched since
+ * (holds()). A rename and dropCaches touch everything. Recording a new series of metric M
+ * touches M only: a new series of one metric leaves the plans of every other metric
+ * alone. Assigning a UID touches nothing by itself: no series carries the new UID until
+ * one is recorded, which touches its metric. Series sets (plans, counts) are kept only
+ * where this process is the store's one writer (capabilities.singleWriter); elsewhere
+ * another server's new series would touch nothing here.
+ *
+ * dropCaches empties every cache (HTTP /api/dropcaches, telnet dropcaches and fsck reach
+ * the same call); a rename drops the series entries and byte caches too, so a put to the
+ * old name resolves it again (and gets a new metric, as OpenTSDB does).
+ */
+import { latin1 } from '../../core/api/bytes.js';
+import type { Table } from '../../core/api/store.js';
+import type { TsdbConfig } from '../config.js';
+import { SeriesIndex } from '../meta/series-index.js';
+import { rowKeyFromTsuid } from '../schema/row-key.js';
+import type { SchemaWidths } from '../schema/widths.js';
+import type { UidKind } from '../uid/uid-kind.js';
+import { UidTable } from '../uid/uid-table.js';
+import { SeriesEntries } from './series-entries.js';
+import type { CatalogSeries } from './series-entries.js';
+import { SeriesNameCache } from './series-names.js';
+
+export interface CatalogOptions {
+  readonly uid: Table;
+  readonly meta: Table;
+  readonly widths: SchemaWidths;
+  readonly config: Pick<TsdbConfig, 'uidWidthMetric' | 'uidWidthTagk' | 'uidWidthTagv' | 'uidCacheEntries' | 'seriesCacheEntries'>;
+  readonly singleWriter: boolean;
+}
+
+/** How long a metric's series count is reused where another process may add series. */
+const SERIES_COUNT_TTL_MS = 10_000;
+
+export class Catalog<E extends CatalogSeries = CatalogSeries> {
+  readonly metrics: UidTable;
+  readonly tagks: UidTable;
+  readonly tagvs: UidTable;
+  readonly index: SeriesIndex;
+  /** The writer's series entries and the caches that find them. */
+  readonly series: SeriesEntries<E>;
+  readonly names: SeriesNameCache;
+  readonly widths: SchemaWidths;
+  /** True when this process is the store's one writer (capabilities.singleWriter). */
+  readonly singleWriter: boolean;
+  /** Counts every touch; a stamp is its value. */
+  private changes = 0;
+  /** The stamp of the last touch of everything. */
+  private everything = 0;
+  /** The stamp of the last touch of each metric (by metric UID as latin1). */
+  private readonly metricTouched = new Map<string, number>();
+  private readonly kept = new Set<{ clear(): void }>();
+  private templates = new WeakMap<Uint8Array, Uint8Array>();
+  private readonly counts = new Map<string, { n: number; upTo: number; at: number; ms: number }>();
+
+  constructor(o: CatalogOptions) {
+    const c = o.config;
+    this.widths = o.widths;
+    this.singleWriter = o.singleWriter;
+    const renamed = (): void => this.touchEverything();
+    this.metrics = new UidTable(o.uid, 'metric', c.uidWidthMetric, c.uidCacheEntries, renamed);
+    this.tagks = new UidTable(o.uid, 'tagk', c.uidWidthTagk, c.uidCacheEntries, renamed);
+    this.tagvs = new UidTable(o.uid, 'tagv', c.uidWidthTagv, c.uidCacheEntries, renamed);
+    this.index = new SeriesIndex(o.meta, o.widths.metric, { cache: o.singleWriter });
+    this.series = new SeriesEntries<E>(c.seriesCacheEntries);
+    this.names = new SeriesNameCache(o.widths, this.tagks, this.tagvs, this);
+  }
+
+  uidTable(kind: UidKind): UidTable {
+    return kind === 'metric' ? this.metrics : kind === 'tagk' ? this.tagks : this.tagvs;
+  }
+
+  /** The stamp to keep with what is derived from here now. */
+  stamp(): number {
+    return this.changes;
+  }
+
+  /**
+   * True while what was derived at stamp `at` still holds: nothing touched everything
+   * since, nor (when given) the metric it derives from.
+   */
+  holds(at: number, metricUid?: Uint8Array): boolean {
+    if (this.everything > at) return false;
+    return metricUid === undefined || (this.metricTouched.get(latin1(metricUid)) ?? 0) <= at;
+  }
+
+  /**
+   * Records series (TSUIDs) in the series index, durably, and touches their metrics.
+   * Every new series goes through here.
+   */
+  async recordSeries(tsuids: readonly Uint8Array[], nowMs: number): Promise<void> {
+    if (tsuids.length === 0) return;
+    await this.index.record(tsuids, nowMs);
+    const w = this.widths.metric;
+    for (const t of tsuids) this.metricTouched.set(latin1(t.subarray(0, w)), ++this.changes);
+  }
+
+  /** Empties every cache of the catalog and touches everything. */
+  dropCaches(): void {
+    this.metrics.dropCaches();
+    this.tagks.dropCaches();
+    this.tagvs.dropCaches();
+    this.touchEverything();
+  }
+
+  /**
+   * A cache of values derived from one metric's series (a query's series plan), kept while
+   * the catalog holds them; empty where another process may write (not singleWriter).
+   */
+  keepByMetric<V>(maxEntries: number): KeptByMetric<V> {
+    const k = new KeptByMetric<V>(this, maxEntries);
+    this.kept.add(k);
+    return k;
+  }
+
+  /** The row-key template of a TSUID (salt filled in, base time 0), kept per TSUID object (read only). */
+  templateOf(tsuid: Uint8Array): Uint8Array {
+    let t = this.templates.get(tsuid);
+    if (t === undefined) this.templates.set(tsuid, (t = rowKeyFromTsuid(this.widths, tsuid, 0)));
+    return t;
+  }
+
+  /**
+   * Series of a metric in the series index, counted up to `upTo`. Repeated queries of one
+   * metric reuse the count while the metric is untouched (single writer) or for a few
+   * seconds (elsewhere: a count only grows, so a stale one errs low).
+   */
+  async seriesCount(metricUid: Uint8Array, upTo: number): Promise<number> {
+    const id = latin1(metricUid);
+    const now = performance.now();
+    const c = this.counts.get(id);
+    const fresh = c !== undefined && (this.singleWriter ? this.holds(c.at, metricUid) : now - c.ms < SERIES_COUNT_TTL_MS);
+    if (fresh && (c.n < c.upTo || c.upTo >= upTo)) return Math.min(c.n, upTo);
+    const at = this.stamp();
+    const n = (await this.index.tsuids(metricUid, upTo)).length;
+    if (this.counts.size >= MAX_COUNTS) this.counts.clear();
+    this.counts.set(id, { n, upTo, at, ms: now });
+    return n;
+  }
+
+  private touchEverything(): void {
+    this.everything = ++this.changes;
+    this.series.clear();
+    this.names.clear();
+    for (const k of this.kept) k.clear();
+    this.templates = new WeakMap();
+    this.counts.clear();
+  }
+}
+
+/** Metrics whose series count is kept, at most. */
+const MAX_COUNTS = 4096;
+
+/** Values derived from one metric each (Catalog.keepByMetric), by key; the oldest goes first. */
+export class KeptByMetric<V> {
+  private readonly map = new Map<string, { readonly value: V; readonly metricUid: Uint8Array; readonly at: number }>();
+  private readonly catalog: Pick<Catalog, 'holds' | 'singleWriter'>;
+  private readonly maxEntries: number;
+
+  constructor(catalog: Pick<Catalog, 'holds' | 'singleWriter'>, maxEntries: number) {
+    this.catalog = catalog;
+    this.maxEntries = maxEntries;
+  }
+
+  /** The kept value of `key`, while it holds. */
+  get(key: string): V | undefined {
+    const hit = this.map.get(key);
+    if (hit === undefined) return undefined;
+    if (this.catalog.holds(hit.at, hit.metricUid)) return hit.value;
+    this.map.delete(key);
+    return undefined;
+  }
+
+  /** Keeps `value`, derived from metric `metricUid` at stamp `at` (read before deriving it). */
+  set(key: string, value: V, metricUid: Uint8Array, at: number): void {
+    if (!this.catalog.singleWriter) return;
+    this.map.delete(key);
+    if (this.map.size >= this.maxEntries) this.map.delete(this.map.keys().next().value!);
+    this.map.set(key, { value, metricUid, at });
+  }
+
+  clear(): void {
+    this.map.clear();
+  }
+}
