@@ -160,7 +160,8 @@ const KNOWN_POOL_MAX_CAPACITY = 1 << 16;
  * one cell per row, so the calls that arrive while a group is made durable all join the
  * next one, and bigger groups cost fewer memstore entries, RowMutations and WAL bytes a
  * point (a second group in flight cost 11–13% more CPU a point over telnet and HTTP JSON,
- * bench/README.md). The WAL still batches fsyncs across tables and other writers.
+ * bench/results/ab-ingest-groups-cdbe8df.json). The WAL still batches fsyncs across tables
+ * and other writers.
  */
 const MAX_GROUPS_IN_FLIGHT = 1;
 
@@ -336,7 +337,7 @@ export class Ingestor {
    * group window has passed since the last group started, or half the in-flight bound is
    * waiting: the writers of those groups are likely on their way back (an HTTP client
    * sends its next batch once answered). Fewer, bigger groups cost fewer cells, memstore
-   * entries and WAL records a point (bench/README.md, "The group window"); a lone writer's
+   * entries and WAL records a point (bench/results/ab-ingest-2026-11-28-s24.json); a lone writer's
    * next batch is as big as its last, so it does not wait, and no group waits while a
    * writer is blocked on its acknowledgements (writerBlocked).
    */
