@@ -22,11 +22,9 @@ import { MemFileSystem } from '../../core/fs/mem-fs.js';
 import { openMemoryStore } from '../../core/index.js';
 import type { Store } from '../../core/api/store.js';
 import { parseConfigText } from '../../tsdb/cli/config-file.js';
-import { modelSeeds, modelSteps, runTsdbModel } from '../tsdb/helpers/tsdb-model.js';
+import { EAGER_HOURS, QUIET_HOURS, modelSeeds, modelSteps, runTsdbModel, skips } from '../tsdb/helpers/tsdb-model.js';
 import type { Deployment } from '../tsdb/helpers/tsdb-model.js';
 
-/** Hour compaction as soon as an hour closes, checked every 50 ms (with the fake clock: often). */
-const EAGER_HOURS = 'horae.hour_compaction.grace_ms = 0\nhorae.hour_compaction.idle_ms = 0\nhorae.hour_compaction.interval_ms = 50';
 /** Memstores, files and regions small enough that flushes, compactions and splits happen in a run. */
 const TINY_STORE = 'horae.storage.memstore_flush_bytes = 4096\nhorae.storage.region_split_bytes = 16384\nhorae.storage.lsm_compaction_min_files = 2';
 
@@ -37,7 +35,7 @@ function storeOptions(config: string): Partial<EmbeddedOptions> {
 function memory(name: string, config: string): Deployment {
   let store: Store | undefined;
   return {
-    name, config, persistent: false,
+    name, config, persistent: false, ...skips(config),
     async open(clock) {
       return (store ??= await openMemoryStore({ clock }));
     },
@@ -60,7 +58,7 @@ function embedded(name: string, config: string, engine: Partial<EmbeddedOptions>
   const dir = mkdtempSync(join(tmpdir(), 'horae-model-store-'));
   const opts = { ...storeOptions(config), ...engine, dir };
   return {
-    name, config, persistent: true,
+    name, config, persistent: true, ...skips(config),
     open: (clock) => openEmbeddedStore({ ...opts, clock }),
     close: (s) => s.close(),
     verify: (s) => splitCheck(s, config),
@@ -74,7 +72,7 @@ function onErrorFs(name: string, config: string): Deployment {
   const errors = new ErrorFileSystem(new MemFileSystem());
   const opts = { ...storeOptions(config), dir: '/db', fs: errors };
   return {
-    name, config, persistent: true, errors,
+    name, config, persistent: true, errors, ...skips(config),
     open: (clock) => openEmbeddedStore({ ...opts, clock }),
     close: (s) => s.close(),
     verify: (s) => splitCheck(s, config),
@@ -83,15 +81,15 @@ function onErrorFs(name: string, config: string): Deployment {
 }
 
 const DEPLOYMENTS: Array<[string, (name: string) => Deployment]> = [
-  ['memory, defaults', (n) => memory(n, '')],
+  ['memory, defaults, no background hour compaction', (n) => memory(n, QUIET_HOURS)],
   ['memory, scans only, no decode workers, no salt, eager hour compaction',
     (n) => memory(n, `horae.query.exact_max_rows = 0\nhorae.query.decode_threads = 0\nhorae.salt.width = 0\n${EAGER_HOURS}`)],
   ['embedded, decode workers on every scan, 4 salt buckets, buffered, tiny store',
-    (n) => embedded(n, `horae.query.decode_threads = 1\nhorae.query.parallel_min_rows = 1\nhorae.salt.buckets = 4\nhorae.write.durability = buffered\n${TINY_STORE}`)],
+    (n) => embedded(n, `horae.query.decode_threads = 1\nhorae.query.parallel_min_rows = 1\nhorae.salt.buckets = 4\nhorae.write.durability = buffered\n${TINY_STORE}\n${QUIET_HOURS}`)],
   ['embedded, scans only, eager hour compaction, flushes on the main thread, tiny store',
     (n) => embedded(n, `horae.query.exact_max_rows = 0\nhorae.query.decode_threads = 0\n${EAGER_HOURS}\n${TINY_STORE}`, { backgroundThreads: 0 })],
   ['embedded on an error-injecting file system, tiny store',
-    (n) => onErrorFs(n, `horae.query.decode_threads = 0\n${TINY_STORE}\n${EAGER_HOURS}`)],
+    (n) => onErrorFs(n, `horae.query.decode_threads = 0\n${TINY_STORE}\n${QUIET_HOURS}`)],
 ];
 
 describe('the time-series layer vs a plain OpenTSDB reference (randomized)', () => {

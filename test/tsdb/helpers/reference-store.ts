@@ -145,11 +145,21 @@ export class ReferenceStore {
     });
   }
 
-  /** An unknown metric or filter tag key fails a query; unknown literal values match nothing. */
+  /**
+   * An unknown metric or filter tag key fails a query; unknown literal values match nothing,
+   * and a literal_or none of whose values exists makes the query match nothing before an
+   * unknown tag key is looked at.
+   */
   private unknown(q: { metric: string; filters: readonly RefFilter[] }): RefError | undefined {
     if (!this.names.metric.has(q.metric)) return { error: `unknown metric ${q.metric}` };
+    if (this.emptyLiteral(q.filters)) return undefined;
     const k = q.filters.find((f) => !this.names.tagk.has(f.tagk));
     return k === undefined ? undefined : { error: `unknown tag key ${k.tagk}` };
+  }
+
+  /** A literal_or none of whose values was ever written (it matches nothing). */
+  private emptyLiteral(filters: readonly RefFilter[]): boolean {
+    return filters.some((f) => f.type === 'literal_or' && f.filter.split('|').every((v) => !this.names.tagv.has(v)));
   }
 
   private scanOf(q: RefQuery): [number, number] {
@@ -167,8 +177,7 @@ export class ReferenceStore {
     const [from, to] = this.scanOf(q);
     const literals = new Map<string, string[]>();
     for (const f of q.filters) if (f.type === 'literal_or') literals.set(f.tagk, [...(literals.get(f.tagk) ?? []), ...f.filter.split('|')]);
-    // A literal_or none of whose values was ever written matches nothing (unknown names).
-    if (q.filters.some((f) => f.type === 'literal_or' && f.filter.split('|').every((v) => !this.names.tagv.has(v)))) return [];
+    if (this.emptyLiteral(q.filters)) return [];
     const others = q.filters.filter((f) => f.type !== 'literal_or');
     const passes = (tags: Tags): boolean =>
       [...literals].every(([k, vs]) => tags[k] !== undefined && vs.includes(tags[k]!)) && others.every((f) => filterMatches(f, tags));
