@@ -33,9 +33,9 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { DevopsFormatter, datasetKey, devopsChunks, encodeChunk, telnetLean, totalPoints } from './devops-data.js';
 import type { DevopsChunk, DevopsOptions, WireFormat } from './devops-data.js';
+import { serveForked } from './peers/proc.js';
 
 export interface ClientSpec {
   readonly proto: 'telnet' | 'http';
@@ -358,29 +358,8 @@ class Client {
   }
 }
 
-async function main(): Promise<void> {
-  const spec = JSON.parse(process.argv[2] ?? '') as ClientSpec;
-  const client = new Client(spec);
+serveForked(import.meta.url, async (spec) => {
+  const client = new Client(spec as ClientSpec);
   await client.prepare();
-  process.on('message', (m: { cmd?: string }) => {
-    if (m.cmd === 'go') {
-      client.run().then(
-        (done) => process.send?.({ type: 'done', ...done }),
-        (err: unknown) => process.send?.({ type: 'failed', error: (err as Error).stack ?? String(err) }),
-      );
-    } else if (m.cmd === 'exit') {
-      client.close();
-      process.exit(0);
-    }
-  });
-  process.on('disconnect', () => process.exit(0));
-  process.send?.({ type: 'ready' });
-}
-
-if (process.argv[1] !== undefined && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
-  main().catch((err: unknown) => {
-    process.send?.({ type: 'failed', error: (err as Error).stack ?? String(err) });
-    console.error(err);
-    process.exit(1);
-  });
-}
+  return client;
+});

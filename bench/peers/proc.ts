@@ -262,6 +262,39 @@ export function forkScript(script: string, args: readonly string[]): ChildProces
   return track(fork(script, [...args], { execArgv, stdio: ['ignore', 'inherit', 'inherit', 'ipc'] }));
 }
 
+/** A load client as the child end of the IPC protocol of forkScript and IpcChannel. */
+export interface ForkedClient {
+  /** Sends the load; `send` reports progress to the parent. */
+  run(send: (m: Record<string, unknown>) => void): Promise<object>;
+  close(): void;
+}
+
+/**
+ * Runs `make(argv[2] as JSON)` when `moduleUrl` is the script node was started with: sends
+ * {type:'ready'}, on {cmd:'go'} runs the client and sends {type:'done', …} (or
+ * {type:'failed', error}), and exits on {cmd:'exit'} or when the parent goes away.
+ */
+export function serveForked(moduleUrl: string, make: (spec: unknown) => Promise<ForkedClient>): void {
+  if (process.argv[1] === undefined || path.resolve(process.argv[1]) !== fileURLToPath(moduleUrl)) return;
+  const fail = (err: unknown): void => void process.send?.({ type: 'failed', error: (err as Error).stack ?? String(err) });
+  make(JSON.parse(process.argv[2] ?? '')).then((client) => {
+    process.on('message', (m: { cmd?: string }) => {
+      if (m.cmd === 'go') {
+        client.run((p) => process.send?.(p)).then((done) => process.send?.({ type: 'done', ...done }), fail);
+      } else if (m.cmd === 'exit') {
+        client.close();
+        process.exit(0);
+      }
+    });
+    process.on('disconnect', () => process.exit(0));
+    process.send?.({ type: 'ready' });
+  }, (err: unknown) => {
+    fail(err);
+    console.error(err);
+    process.exit(1);
+  });
+}
+
 /** Sends SIGTERM (or `signal`), then SIGKILL after `timeoutMs`; resolves when the process has exited. */
 export async function stopProcess(c: ChildProcess, signal: NodeJS.Signals = 'SIGTERM', timeoutMs = 30_000): Promise<void> {
   if (c.exitCode !== null || c.signalCode !== null || c.pid === undefined) return;
