@@ -7,7 +7,8 @@
  *   2. check-and-put the reverse row id → name, expecting it absent;
  *   3. check-and-put the forward row name → id, expecting it absent. Losing this race
  *      means another writer assigned the name first: its id is read back and returned,
- *      our reverse row is removed, and our candidate id stays unused ("leaked").
+ *      our reverse mapping (this kind's cell of the id's row, which the other kinds share)
+ *      is removed, and our candidate id stays unused ("leaked").
  * Inside one process, concurrent requests for one new name share one pending promise.
  *
  * Caches: both directions, bounded (TwoGenCache). Absent names are not cached, so a name
@@ -199,9 +200,10 @@ export class UidTable {
         this.remember(name, id);
         return id;
       }
-      // Another writer assigned this name first: use its id, drop our reverse row.
+      // Another writer assigned this name first: use its id, drop our reverse mapping —
+      // only this kind's cell: the row of an id also holds the other kinds' names.
       this.raceLosses++;
-      await this.table.checkAndPut(id, this.ref(UID_FAMILY_NAME), nameBytes, [{ type: 'deleteRow' }], SYNC);
+      await this.table.checkAndPut(id, this.ref(UID_FAMILY_NAME), nameBytes, [{ type: 'deleteCell', family: UID_FAMILY_NAME, qualifier: this.qualifier }], SYNC);
       const winner = await this.getId(name);
       if (winner === undefined) throw new TsdbError('TSDB_UID_CORRUPT', `UID race on ${this.kind} '${name}' left no forward mapping`);
       return winner;

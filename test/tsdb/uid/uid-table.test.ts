@@ -61,6 +61,30 @@ describe('UidTable', () => {
     expect(a.stats().raceLosses + b.stats().raceLosses).toBeGreaterThan(0);
   });
 
+  it('a writer that loses a race removes only its own reverse mapping, not the other kinds\' of the same id', async () => {
+    // Reverse rows are keyed by id alone: metric 7, tagk 7 and tagv 7 share one row.
+    const table = await uidTable();
+    const metrics = new UidTable(table, 'metric', 3, 1000);
+    const tagks = new UidTable(table, 'tagk', 3, 1000);
+    const names = Array.from({ length: 40 }, (_, i) => `n${i}`);
+    for (const n of names) {
+      await metrics.getOrCreateId(`m.${n}`);
+      await tagks.getOrCreateId(`k.${n}`);
+    }
+    const a = new UidTable(table, 'tagv', 3, 1000);
+    const b = new UidTable(table, 'tagv', 3, 1000);
+    await Promise.all(names.flatMap((n) => [a.getOrCreateId(n), b.getOrCreateId(n)]));
+    expect(a.stats().raceLosses + b.stats().raceLosses).toBeGreaterThan(0);
+    const freshM = new UidTable(table, 'metric', 3, 1000);
+    const freshK = new UidTable(table, 'tagk', 3, 1000);
+    const freshV = new UidTable(table, 'tagv', 3, 1000);
+    for (const [i, n] of names.entries()) {
+      expect(await freshM.getName(encodeId(i + 1, 3))).toBe(`m.${n}`);
+      expect(await freshK.getName(encodeId(i + 1, 3))).toBe(`k.${n}`);
+      expect(await freshV.getName((await freshV.getId(n))!)).toBe(n);
+    }
+  });
+
   it('reports an exhausted id space with OpenTSDB message', async () => {
     const t = new UidTable(await uidTable(), 'metric', 1, 1000);
     for (let i = 1; i <= 255; i++) await t.getOrCreateId(`m${i}`);
