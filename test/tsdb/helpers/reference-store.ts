@@ -44,6 +44,8 @@ export interface RefSeriesOut {
 /** A query the reference refuses: an unknown metric or tag key. */
 export interface RefError {
   readonly error: string;
+  /** An empty answer is right too (an unknown tag key beside a literal that matches nothing). */
+  readonly orNothing?: boolean;
 }
 
 export interface RefLast {
@@ -146,15 +148,14 @@ export class ReferenceStore {
   }
 
   /**
-   * An unknown metric or filter tag key fails a query; unknown literal values match nothing,
-   * and a literal_or none of whose values exists makes the query match nothing before an
-   * unknown tag key is looked at.
+   * An unknown metric or filter tag key fails a query; unknown literal values match nothing.
+   * Beside a literal_or none of whose values exists, an unknown tag key may fail the query or
+   * the query may match nothing (which is seen first is the planner's business).
    */
   private unknown(q: { metric: string; filters: readonly RefFilter[] }): RefError | undefined {
     if (!this.names.metric.has(q.metric)) return { error: `unknown metric ${q.metric}` };
-    if (this.emptyLiteral(q.filters)) return undefined;
     const k = q.filters.find((f) => !this.names.tagk.has(f.tagk));
-    return k === undefined ? undefined : { error: `unknown tag key ${k.tagk}` };
+    return k === undefined ? undefined : { error: `unknown tag key ${k.tagk}`, orNothing: this.emptyLiteral(q.filters) };
   }
 
   /** A literal_or none of whose values was ever written (it matches nothing). */

@@ -114,6 +114,8 @@ export class World {
     if (r.chance(0.2)) startMs -= startMs % (r.chance(0.5) ? HOUR : 60_000);
     let endMs = startMs + (r.chance(0.1) ? 0 : r.int(r.chance(0.5) ? HOUR : 6 * HOUR));
     if (r.chance(0.15)) endMs -= endMs % 60_000;
+    // The last second of an hour: the scan window then takes the next hour too.
+    if (r.chance(0.06)) endMs += HOUR - (endMs % HOUR) - 1 - r.int(1000);
     if (endMs < startMs) endMs = startMs;
     const metric = r.chance(0.03) ? 'no.such.metric' : this.pick(this.metrics);
     const aggregator = this.pick(GROUP_AGGS);
