@@ -24,6 +24,7 @@ import type { Tsdb } from '../tsdb.js';
 import { validatePointValue, validateSeries } from '../write/data-point.js';
 import type { IncomingPoint } from '../write/data-point.js';
 import { parsePutWords, splitWords } from '../write/line-parser.js';
+import { pointsOf } from '../write/put-entry.js';
 import { Progress, formatSeconds } from './progress.js';
 import type { CliWriter, ProgressOptions } from './progress.js';
 
@@ -152,7 +153,7 @@ export async function importFiles(
     }
   };
   const write = async (pts: IncomingPoint[], at: number[], durability: 'sync' | 'buffered'): Promise<void> => {
-    const outcomes = await tsdb.ingest.write(pts, { durability, admit: 'wait' });
+    const outcomes = await tsdb.ingest.put(pointsOf(pts), { durability, admit: 'wait' });
     for (let i = 0; i < outcomes.length; i++) {
       const o = outcomes[i];
       if (o === undefined) points++;

@@ -36,6 +36,8 @@ import { encodeSeriesKey, tsuidOfKey } from '../schema/row-key.js';
 import type { SchemaWidths } from '../schema/widths.js';
 import { validatePointValue, validateSeries } from './data-point.js';
 import type { IncomingPoint } from './data-point.js';
+import { KnownSeriesPoints, newScannedPoint } from './put-entry.js';
+import type { PointOutcome, PointSource } from './put-entry.js';
 import { WriteGroup, newSeriesEntry } from './write-group.js';
 import type { SeriesEntry } from './write-group.js';
 
@@ -68,8 +70,6 @@ export interface DirtyMark {
   live: boolean;
 }
 
-/** A point's outcome: undefined when stored, else the error that rejected it. */
-export type PointOutcome = TsdbError | undefined;
 
 export interface IngestStats {
   readonly pointsWritten: number;
@@ -80,80 +80,6 @@ export interface IngestStats {
   readonly groupsWritten: number;
   readonly cellsWritten: number;
 }
-
-/**
- * Points whose series the caller already resolved (the telnet and JSON fast paths),
- * validated, in columns sized for the call (no growth, no object per point), and where
- * they fall among the call's other points: known point i comes after `generalBefore[i]`
- * of them, so the call's points join the group in the order they came (the later of two
- * points with one series and timestamp wins).
- */
-export class KnownSeriesPoints {
-  count = 0;
-  readonly entries: SeriesEntry[];
-  readonly timestamps: Float64Array;
-  readonly values: Float64Array;
-  readonly ints: Uint8Array;
-  readonly generalBefore: Int32Array;
-
-  /** `capacity`: the most points add() will be called with. */
-  constructor(capacity: number) {
-    this.entries = new Array<SeriesEntry>(capacity);
-    this.timestamps = new Float64Array(capacity);
-    this.values = new Float64Array(capacity);
-    this.ints = new Uint8Array(capacity);
-    this.generalBefore = new Int32Array(capacity);
-  }
-
-  /** The most points add() may be called with. */
-  get capacity(): number {
-    return this.timestamps.length;
-  }
-
-  /**
-   * One for `n` points: a pooled one when one is free and big enough (its columns sized to
-   * a power of two, so a few sizes serve every call). Give it back with release() once the
-   * write call it went to has settled: the Ingestor may read it until then. A telnet batch
-   * or a JSON body made ~80 KB of columns per call before; a busy server made hundreds a second.
-   */
-  static take(n: number): KnownSeriesPoints {
-    for (let i = knownPool.length - 1; i >= 0; i--) {
-      const k = knownPool[i]!;
-      if (k.capacity >= n) {
-        knownPool[i] = knownPool[knownPool.length - 1]!;
-        knownPool.pop();
-        return k;
-      }
-    }
-    let cap = KNOWN_MIN_CAPACITY;
-    while (cap < n) cap *= 2;
-    return new KnownSeriesPoints(cap);
-  }
-
-  /** Back to the pool (see take); it must not be used after. */
-  release(): void {
-    this.entries.fill(undefined as unknown as SeriesEntry, 0, this.count);
-    this.count = 0;
-    if (knownPool.length < KNOWN_POOL_MAX && this.capacity <= KNOWN_POOL_MAX_CAPACITY) knownPool.push(this);
-  }
-
-  /** A point of series `e`, after `generalBefore` of the call's other points. */
-  add(e: SeriesEntry, timestamp: number, value: number, isInt: boolean, generalBefore: number): void {
-    const i = this.count++;
-    this.entries[i] = e;
-    this.timestamps[i] = timestamp;
-    this.values[i] = value;
-    this.ints[i] = isInt ? 1 : 0;
-    this.generalBefore[i] = generalBefore;
-  }
-}
-
-/** Free KnownSeriesPoints (take/release): a few per connection's batches in flight. */
-const knownPool: KnownSeriesPoints[] = [];
-const KNOWN_POOL_MAX = 16;
-const KNOWN_MIN_CAPACITY = 1024;
-/** Bigger ones (a huge /api/put body) are not kept. */
-const KNOWN_POOL_MAX_CAPACITY = 1 << 16;
 
 /**
  * Groups being written at once; more calls wait in the next group. One: a group writes
@@ -182,6 +108,8 @@ export const RECENT_GROUPS = 4;
 
 export class Ingestor {
   private readonly deps: IngestDeps;
+  /** put()'s scratch for one scanned point. */
+  private readonly scanned = newScannedPoint();
   private lastWriteTs = 0;
   private callSeq = 0;
   private inflight = 0;
@@ -223,6 +151,59 @@ export class Ingestor {
   whenWritable(): Promise<void> {
     if (!this.overloaded()) return Promise.resolve();
     return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /**
+   * The ingest entry of every protocol (put-entry.ts): writes the source's points, known
+   * series from their bytes and the rest parsed, and resolves with one outcome per point
+   * (a parse error or a write outcome) once the good ones are durable. Rejects as write().
+   */
+  async put(source: PointSource, opts: { durability?: Durability; admit?: 'reject' | 'wait' } = {}): Promise<PointOutcome[]> {
+    const n = source.count;
+    const out: PointOutcome[] = new Array<PointOutcome>(n).fill(undefined);
+    const cache = source.protocol === undefined ? undefined : this.deps.catalog.series.bytes(source.protocol);
+    const sp = this.scanned;
+    const known = KnownSeriesPoints.take(n);
+    const points: IncomingPoint[] = [];
+    const origin: number[] = [];
+    let outcomes: PointOutcome[];
+    try {
+      for (let i = 0; i < n; i++) {
+        if (cache !== undefined && source.scan(i, sp)) {
+          const e = cache.get(sp.buf, sp.metricStart, sp.metricEnd, sp.tagsStart, sp.tagsEnd, sp.sameTags);
+          if (e !== undefined) {
+            known.add(e, sp.timestamp, sp.value, sp.isInt, points.length);
+            continue;
+          }
+        }
+        try {
+          points.push(source.parse(i));
+          origin.push(i);
+        } catch (err) {
+          if (!isTsdbError(err)) throw err;
+          out[i] = err;
+        }
+      }
+      cache?.releaseView(); // a request body is not kept past the call
+      sp.buf = EMPTY_BYTES;
+      outcomes = await this.write(points, opts, known);
+    } finally {
+      known.release();
+    }
+    for (let j = 0; j < outcomes.length; j++) {
+      const i = origin[j]!;
+      const o = outcomes[j];
+      if (o !== undefined) {
+        out[i] = o;
+      } else if (cache !== undefined && source.scan(i, sp)) {
+        // Teach the byte cache this series, so its next points take the known path.
+        const e = this.entryOf(points[j]!);
+        if (e !== undefined) cache.set(sp.buf, sp.metricStart, sp.metricEnd, sp.tagsStart, sp.tagsEnd, e);
+      }
+    }
+    cache?.releaseView();
+    sp.buf = EMPTY_BYTES;
+    return out;
   }
 
   /**
@@ -559,6 +540,8 @@ export class Ingestor {
     return newSeriesEntry(template, tsuidKeyOfRowKey(template, widths.saltWidth, widths.metric));
   }
 }
+
+const EMPTY_BYTES = new Uint8Array(0);
 
 /** The series cache key of a point that came without one. */
 export function seriesTextOf(p: IncomingPoint): string {

@@ -7,7 +7,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { RowMutation } from '../../../core/api/store.js';
 import { SeriesEntries } from '../../../tsdb/catalog/series-entries.js';
-import { KnownSeriesPoints } from '../../../tsdb/write/ingest.js';
+import { KnownSeriesPoints } from '../../../tsdb/write/put-entry.js';
 import { newSeriesEntry } from '../../../tsdb/write/write-group.js';
 import type { SeriesEntry } from '../../../tsdb/write/write-group.js';
 import { openFixture, pt } from '../helpers/tsdb-fixture.js';

@@ -3,7 +3,7 @@ import { toHex } from '../../../core/api/bytes.js';
 import { isTsdbError } from '../../../tsdb/errors.js';
 import { readSeries } from '../../../tsdb/read/series-reader.js';
 import { DATA_FAMILY } from '../../../tsdb/tables.js';
-import { KnownSeriesPoints } from '../../../tsdb/write/ingest.js';
+import { KnownSeriesPoints } from '../../../tsdb/write/put-entry.js';
 import { newSeriesEntry } from '../../../tsdb/write/write-group.js';
 import { openFixture, pt } from '../helpers/tsdb-fixture.js';
 

@@ -23,10 +23,7 @@ import { sendError } from '../http-errors.js';
 import { RawJson, jsonBody } from '../body-parsers.js';
 import { scanPutJson } from '../../write/put-json-fast.js';
 import type { JsonPutScan } from '../../write/put-json-fast.js';
-import type { SeriesByteCache } from '../../catalog/series-byte-cache.js';
-import type { SeriesEntry } from '../../write/write-group.js';
-import { KnownSeriesPoints } from '../../write/ingest.js';
-import type { PointOutcome } from '../../write/ingest.js';
+import type { PointOutcome, PointSource } from '../../write/put-entry.js';
 
 interface PutQuery {
   readonly summary?: string;
@@ -35,7 +32,6 @@ interface PutQuery {
 }
 
 export function registerPutRoutes(app: FastifyInstance, tsdb: Tsdb): void {
-  const byBytes = tsdb.catalog.series.bytes('json');
   const handler = async (req: { query: unknown; body: unknown }, reply: FastifyReply): Promise<unknown> => {
     const q = req.query as PutQuery;
     const opts = q.sync !== undefined ? { durability: 'sync' as const } : {};
@@ -46,7 +42,7 @@ export function registerPutRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       const { scan, bytes } = await scanBody(tsdb, given.bytes);
       if (scan !== undefined) {
         if (scan.count === 0) return sendError(reply, 400, 'No datapoints found in content');
-        return respond(reply, q, scan.count, await writeScanned(tsdb, byBytes, bytes, scan, opts));
+        return respond(reply, q, scan.count, await writeScanned(tsdb, bytes, scan, opts));
       }
       if (bytes !== given.bytes) given = new RawJson(bytes);
     }
@@ -94,79 +90,53 @@ interface PointError {
   readonly error: string;
 }
 
-/** Writes parsed datapoints; returns the rejected ones. */
+/** Writes datapoints given as objects (msgpack, or JSON the scanner declined); returns the rejected ones. */
 async function writeObjects(tsdb: Tsdb, raw: readonly unknown[], opts: { durability?: 'sync' }): Promise<PointError[]> {
-  const errors: PointError[] = [];
-  const points: IncomingPoint[] = [];
-  const origin: number[] = [];
-  for (let i = 0; i < raw.length; i++) {
-    try {
-      points.push(pointOfJson(raw[i]));
-      origin.push(i);
-    } catch (err) {
-      if (!(err instanceof TsdbError)) throw err;
-      errors.push({ index: i, datapoint: raw[i], error: err.message });
-    }
-  }
-  if (points.length > 0) {
-    const outcomes = await tsdb.ingest.write(points, opts);
-    for (let i = 0; i < outcomes.length; i++) {
-      const o = outcomes[i];
-      if (o !== undefined) errors.push({ index: origin[i]!, datapoint: raw[origin[i]!], error: o.message });
-    }
-  }
-  return errors;
+  const source: PointSource = { count: raw.length, protocol: undefined, scan: () => false, parse: (i) => pointOfJson(raw[i]) };
+  return errorsOf(await tsdb.ingest.put(source, opts), raw);
 }
 
 /**
- * Writes a scanned JSON body: datapoints of series seen before go straight from their
- * bytes; the others are parsed one by one and take the general path (and teach the byte
- * cache their series).
+ * Writes a scanned JSON body through the ingest entry: datapoints the scanner read are
+ * offered by their bytes (known series need nothing more); the others are parsed one by
+ * one (and, once written, teach the byte cache their series).
  */
-async function writeScanned(tsdb: Tsdb, cache: SeriesByteCache<SeriesEntry>, bytes: Buffer, scan: JsonPutScan, opts: { durability?: 'sync' }): Promise<PointError[]> {
-  const known = KnownSeriesPoints.take(scan.count);
+async function writeScanned(tsdb: Tsdb, bytes: Buffer, scan: JsonPutScan, opts: { durability?: 'sync' }): Promise<PointError[]> {
+  const objects: unknown[] = new Array(scan.count);
+  const source: PointSource = {
+    count: scan.count,
+    protocol: 'json',
+    scan(k, out) {
+      if (scan.fast[k] !== 1) return false;
+      out.buf = bytes;
+      out.metricStart = scan.metricStart[k]!;
+      out.metricEnd = scan.metricEnd[k]!;
+      out.tagsStart = scan.tagsStart[k]!;
+      out.tagsEnd = scan.tagsEnd[k]!;
+      out.timestamp = scan.timestamp[k]!;
+      out.value = scan.value[k]!;
+      out.isInt = scan.isInt[k] === 1;
+      // The previous datapoint was scanned too, so the cache's previous lookup was its.
+      out.sameTags = scan.sameTags[k] === 1;
+      return true;
+    },
+    parse(k) {
+      const o: unknown = JSON.parse(bytes.toString('utf8', scan.objStart[k], scan.objEnd[k]));
+      objects[k] = o;
+      return pointOfJson(o);
+    },
+  };
+  return errorsOf(await tsdb.ingest.put(source, opts), objects);
+}
+
+/** The rejected datapoints of a put, in order. */
+function errorsOf(outcomes: readonly PointOutcome[], datapoints: readonly unknown[]): PointError[] {
   const errors: PointError[] = [];
-  const points: IncomingPoint[] = [];
-  const objects: unknown[] = [];
-  const origin: number[] = [];
-  for (let k = 0; k < scan.count; k++) {
-    if (scan.fast[k] === 1) {
-      // sameTags: the previous datapoint was fast too, so this cache's previous lookup was its.
-      const e = cache.get(bytes, scan.metricStart[k]!, scan.metricEnd[k]!, scan.tagsStart[k]!, scan.tagsEnd[k]!, scan.sameTags[k] === 1);
-      if (e !== undefined) {
-        known.add(e, scan.timestamp[k]!, scan.value[k]!, scan.isInt[k] === 1, points.length);
-        continue;
-      }
-    }
-    const o: unknown = JSON.parse(bytes.toString('utf8', scan.objStart[k], scan.objEnd[k]));
-    try {
-      points.push(pointOfJson(o));
-      objects.push(o);
-      origin.push(k);
-    } catch (err) {
-      if (!(err instanceof TsdbError)) throw err;
-      errors.push({ index: k, datapoint: o, error: err.message });
-    }
-  }
-  cache.releaseView(); // the body is not kept past the request
-  let outcomes: PointOutcome[];
-  try {
-    outcomes = await tsdb.ingest.write(points, opts, known);
-  } finally {
-    known.release();
-  }
   for (let i = 0; i < outcomes.length; i++) {
     const o = outcomes[i];
-    const k = origin[i]!;
-    if (o !== undefined) {
-      errors.push({ index: k, datapoint: objects[i], error: o.message });
-    } else if (scan.fast[k] === 1) {
-      const e = tsdb.ingest.entryOf(points[i]!);
-      if (e !== undefined) cache.set(bytes, scan.metricStart[k]!, scan.metricEnd[k]!, scan.tagsStart[k]!, scan.tagsEnd[k]!, e);
-    }
+    if (o !== undefined) errors.push({ index: i, datapoint: datapoints[i], error: o.message });
   }
-  cache.releaseView();
-  return errors.sort((a, b) => a.index - b.index);
+  return errors;
 }
 
 /** 204, or the summary/details body, or OpenTSDB's 400 for rejected points. */

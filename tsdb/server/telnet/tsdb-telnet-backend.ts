@@ -4,71 +4,34 @@
  *   put: illegal argument: <msg>   (validation)
  *   put: invalid value: <msg>      (a number that does not parse)
  *   put: unknown metric: <msg>     (auto-create off and the name has no UID)
- * Lines of series seen before take a byte-level fast path, parsed where they lie in the
- * received chunks (no strings, no objects); the others, and any line the fast parser
- * declines, take the general parser. Both kinds join the write in line order.
+ * The lines go to the one ingest entry (Ingestor.put) as a source: scanned where they lie
+ * in the received chunks (no strings, no objects) for series seen before, parsed by the
+ * general parser otherwise; both kinds join the write in line order.
  * Storage failures reject the batch; the session answers `put: HBase error: …` per line
  * (only when `telnetReturnErrors`, as tsd.rpc.telnet.return_errors).
  */
 import { TsdbError } from '../../errors.js';
 import type { Tsdb } from '../../tsdb.js';
 import { VERSION } from '../../version.js';
-import type { IncomingPoint } from '../../write/data-point.js';
-import { KnownSeriesPoints } from '../../write/ingest.js';
 import { parsePutWords } from '../../write/line-parser.js';
-import { newFastPut, parsePutFast } from '../../write/put-line-fast.js';
+import type { PointSource } from '../../write/put-entry.js';
+import { parsePutFast } from '../../write/put-line-fast.js';
 import { putWords } from './line-splitter.js';
-import type { TelnetBackend } from './telnet-backend.js';
+import type { PutLines, TelnetBackend } from './telnet-backend.js';
 
 export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok'): TelnetBackend {
-  const byBytes = tsdb.catalog.series.bytes('telnet');
-  const fast = newFastPut();
   return {
     async putBatch(batch) {
-      const n = batch.count;
-      let replies: (string | undefined)[] | undefined;
-      // Lines of known series, parsed from the chunks by offset (put-line-fast.ts); the rest go the general way.
-      const known = KnownSeriesPoints.take(n);
-      const points: IncomingPoint[] = [];
-      const origin: number[] = [];
-      for (let i = 0; i < n; i++) {
-        const buf = batch.buf(i);
-        if (parsePutFast(buf, batch.start(i), batch.end(i), fast)) {
-          const e = byBytes.get(buf, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd);
-          if (e !== undefined) {
-            known.add(e, fast.timestamp, fast.value, fast.isInt, points.length);
-            continue;
-          }
-        }
-        try {
-          points.push(parsePutWords(putWords(batch.line(i))));
-          origin.push(i);
-        } catch (err) {
-          (replies ??= new Array<string | undefined>(n))[i] = telnetError(err);
-        }
-      }
       let outcomes;
       try {
-        outcomes = await tsdb.ingest.write(points, { admit: 'wait' }, known);
+        outcomes = await tsdb.ingest.put(putLineSource(batch), { admit: 'wait' });
       } catch (err) {
         if (!tsdb.config.telnetReturnErrors) return [];
         throw err;
-      } finally {
-        known.release();
       }
-      for (let i = 0; i < outcomes.length; i++) {
-        const o = outcomes[i];
-        const k = origin[i]!;
-        const buf = batch.buf(k);
-        if (o !== undefined) {
-          (replies ??= new Array<string | undefined>(n))[k] = telnetError(o);
-        } else if (parsePutFast(buf, batch.start(k), batch.end(k), fast)) {
-          // Teach the byte cache this series, so its next lines take the fast path.
-          const e = tsdb.ingest.entryOf(points[i]!);
-          if (e !== undefined) byBytes.set(buf, fast.metricStart, fast.metricEnd, fast.tagsStart, fast.tagsEnd, e);
-        }
-      }
-      return replies === undefined ? [] : replies.filter((r): r is string => r !== undefined);
+      const replies: string[] = [];
+      for (const o of outcomes) if (o !== undefined) replies.push(telnetError(o));
+      return replies;
     },
     overloaded: () => tsdb.ingest.overloaded(),
     whenWritable: () => tsdb.ingest.whenWritable(),
@@ -81,6 +44,24 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok')
       tsdb.dropCaches();
     },
     status,
+  };
+}
+
+/**
+ * A batch of `put` lines as the ingest entry reads them (write/put-entry.ts): scanned
+ * where they lie in the received chunks (put-line-fast.ts), or parsed from their words.
+ */
+export function putLineSource(batch: PutLines): PointSource {
+  return {
+    count: batch.count,
+    protocol: 'telnet',
+    scan(i, out) {
+      const buf = batch.buf(i);
+      out.buf = buf;
+      out.sameTags = false;
+      return parsePutFast(buf, batch.start(i), batch.end(i), out);
+    },
+    parse: (i) => parsePutWords(putWords(batch.line(i))),
   };
 }
 
