@@ -28,7 +28,8 @@ import { METRICS, devopsChunks, hostTags, seriesCount } from '../devops-data.js'
 import type { DevopsOptions } from '../devops-data.js';
 import type { HttpReq } from './http-client.js';
 
-export type QueryId = 'q1' | 'q2' | 'q2-host' | 'q3' | 'q4';
+/** q1–q4 of the query set; c-group and c-filter of bench:cardinality (cardinalityQueries). */
+export type QueryId = 'q1' | 'q2' | 'q2-host' | 'q3' | 'q4' | 'c-group' | 'c-filter';
 export const QUERY_IDS: readonly QueryId[] = ['q1', 'q2', 'q2-host', 'q3', 'q4'];
 export type VmBuckets = 'opentsdb' | 'prom';
 type Fn = 'max' | 'avg' | 'last';
@@ -51,6 +52,8 @@ export interface BenchQuery {
   readonly host?: number;
   /** Downsample buckets (all but q3). */
   readonly window?: Window;
+  /** The tag whose value names an answer's series (default hostname; '*' when absent). */
+  readonly keyTag?: string;
   readonly horae: HttpReq;
   readonly vm: HttpReq;
   /** InfluxDB 1.x: GET /query with InfluxQL. */
@@ -162,6 +165,39 @@ export function querySet(o: DevopsOptions, opts: QuerySetOptions): BenchQuery[] 
       vm: vmRange(avg4, w4, opts.vmBuckets),
       influx: influxRange('mean', metric, w4, true),
       promql: avg4,
+    },
+  ];
+}
+
+/**
+ * The queries of bench:cardinality over one metric of a dataset of thousands of hosts or
+ * more, both over its first hour (answers compared between the systems):
+ *
+ *   c-group   every host's hourly avg, averaged by region    (9 series × 1 point)
+ *   c-filter  hosts host_1000 … host_1999 by a regular expression on hostname (1,000
+ *             series of the metric's `hosts`), 10 m avgs        (1,000 × 6)
+ */
+export function cardinalityQueries(o: DevopsOptions, metric: string = METRICS[0]!): BenchQuery[] {
+  if (o.hosts < 2000) throw new Error(`cardinality queries need 2,000 hosts or more (host_1000 … host_1999), not ${o.hosts}`);
+  const wg: Window = { startSec: o.startSec, widthSec: 3600, count: 1 };
+  const wf: Window = { startSec: o.startSec, widthSec: 600, count: 6 };
+  const group = `avg by (region) (avg_over_time(${sel(metric)}[1h]))`;
+  const filter = `avg_over_time({__name__=${JSON.stringify(metric)},hostname=~"host_1[0-9]{3}"}[10m])`;
+  const where = (w: Window): string => `time >= ${w.startSec * 1000}ms AND time < ${(w.startSec + w.count * w.widthSec) * 1000}ms`;
+  return [
+    {
+      id: 'c-group', title: `avg of ${metric} over all ${o.hosts} hosts, 1 h, by region`, fn: 'avg', byHost: false, keyTag: 'region', window: wg,
+      horae: horaeQuery(wg, { metric, aggregator: 'avg', downsample: '1h-avg', filters: [{ type: 'wildcard', tagk: 'region', filter: '*', groupBy: true }] }),
+      vm: vmRange(group, wg, 'opentsdb'),
+      influx: influxReq(`SELECT mean("value") FROM ${JSON.stringify(metric)} WHERE ${where(wg)} GROUP BY time(3600s), "region" fill(none)`),
+      promql: group,
+    },
+    {
+      id: 'c-filter', title: `${metric} of host_1000 … host_1999 (regexp), 1 h by 10 m avg`, fn: 'avg', byHost: true, window: wf,
+      horae: horaeQuery(wf, { metric, aggregator: 'avg', downsample: '10m-avg', filters: [{ type: 'regexp', tagk: 'hostname', filter: '^host_1[0-9]{3}$', groupBy: true }] }),
+      vm: vmRange(filter, wf, 'opentsdb'),
+      influx: influxReq(`SELECT mean("value") FROM ${JSON.stringify(metric)} WHERE "hostname" =~ /^host_1[0-9]{3}$/ AND ${where(wf)} GROUP BY time(600s), "hostname" fill(none)`),
+      promql: filter,
     },
   ];
 }
@@ -279,7 +315,7 @@ export function horaeAnswer(q: BenchQuery, body: Buffer): { answer: Answer; summ
     const dps = s.dps ?? {};
     const entries: Array<[number, number | null]> = Array.isArray(dps) ? dps : Object.entries(dps).map(([t, v]) => [Number(t), v]);
     for (const [t, v] of entries) if (v !== null) m.set(t < 1e11 ? t * 1000 : t, v);
-    const key = s.tags?.['hostname'] ?? '*';
+    const key = s.tags?.[q.keyTag ?? 'hostname'] ?? '*';
     if (out.has(key)) throw new Error(`Horae ${q.id}: two series for ${key}`);
     out.set(key, m);
   }
@@ -302,7 +338,7 @@ export function vmAnswer(q: BenchQuery, body: Buffer, conv: VmBuckets): Answer {
   const out: Answer = new Map();
   const back = q.window === undefined ? 0 : q.window.widthSec * 1000 - (conv === 'opentsdb' ? 1 : 0);
   for (const r of j.data.result) {
-    const key = r.metric['hostname'] ?? '*';
+    const key = r.metric[q.keyTag ?? 'hostname'] ?? '*';
     const m = new Map<number, number>();
     const pts = r.values ?? (r.value === undefined ? [] : [r.value]);
     for (const [t, v] of pts) m.set(Math.round(t * 1000) - back, Number(v));
@@ -324,7 +360,7 @@ export function influxAnswer(q: BenchQuery, body: Buffer): Answer {
   if (r === undefined || j.error !== undefined || r.error !== undefined) throw new Error(`InfluxDB ${q.id}: ${body.toString('utf8', 0, 300)}`);
   const out: Answer = new Map();
   for (const s of r.series ?? []) {
-    const key = s.tags?.['hostname'] ?? '*';
+    const key = s.tags?.[q.keyTag ?? 'hostname'] ?? '*';
     const m = new Map<number, number>();
     for (const [t, v] of s.values ?? []) if (v !== null) m.set(t, v);
     if (out.has(key)) throw new Error(`InfluxDB ${q.id}: two series for ${key}`);
