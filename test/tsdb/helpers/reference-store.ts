@@ -133,6 +133,22 @@ export class ReferenceStore {
     }
   }
 
+  /**
+   * /api/uid/rename of a name never used to one never used: every series carrying the old
+   * name now carries the new one (data rows keep their UIDs); the old name is free again.
+   */
+  rename(kind: 'metric' | 'tagk' | 'tagv', from: string, to: string): void {
+    const all = [...this.series.values()];
+    this.series.clear();
+    for (const s of all) {
+      const metric = kind === 'metric' && s.metric === from ? to : s.metric;
+      const tags = Object.fromEntries(Object.entries(s.tags).map(([k, v]) => [kind === 'tagk' && k === from ? to : k, kind === 'tagv' && v === from ? to : v]));
+      this.series.set(seriesKey(metric, tags), { metric, tags, points: s.points });
+    }
+    this.names[kind].delete(from);
+    this.names[kind].add(to);
+  }
+
   /** The points of a series in time order (for messages). */
   points(metric: string, tags: Tags): Pt[] {
     const s = this.series.get(seriesKey(metric, tags));

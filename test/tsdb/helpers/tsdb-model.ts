@@ -6,7 +6,7 @@
  *
  * Operations: puts over telnet, HTTP JSON and msgpack and the import path (late points,
  * duplicate timestamps, integers and floats, s and ms timestamps); queries, /api/query/last,
- * lookup and suggest, compared point for point; delete queries; restarts; store
+ * lookup and suggest, compared point for point; delete queries; UID renames; restarts; store
  * maintenance (flush, minor and major compaction) and cache drops; on a deployment with an
  * error-injecting file system, transient I/O errors, which must surface as errors (5xx with
  * a message, a telnet error line) and never as a wrong answer or a lost acknowledged point:
@@ -286,8 +286,7 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
 
   /** Every point of every series, read back with aggregator none: nothing acknowledged lost, nothing deleted back. */
   const fullCheck = async (why: string): Promise<void> => {
-    for (const metric of world.metrics) {
-      if (!ref.names.metric.has(metric)) continue;
+    for (const metric of [...ref.names.metric].sort()) {
       const q: RefQuery = { startMs: T0 - 12 * HOUR, endMs: clock.now + 2 * HOUR, metric, aggregator: 'none', filters: [] };
       const body = `{"start":${q.startMs},"end":${q.endMs},"msResolution":true,"queries":[{"metric":"${metric}","aggregator":"none"}]}`;
       log.push(`${step}: check everything (${why}): POST ${body}`);
@@ -352,6 +351,18 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
         } catch (err) {
           if (!injectedSinceOpen()) fail(`${what} failed: ${(err as Error).message}`);
         }
+      } else if (x < 890) {
+        count('rename');
+        const kind = world.pick(['metric', 'tagk', 'tagv'] as const);
+        const names = [...ref.names[kind]].sort();
+        if (names.length === 0) continue;
+        const from = world.pick(names);
+        const to = `${from}.r${step}`;
+        const path = `/api/uid/rename?${kind}=${encodeURIComponent(from)}&name=${encodeURIComponent(to)}`;
+        log.push(`${step}: rename ${path}`);
+        const rep = await http(port(), 'GET', path);
+        if (rep.status === 200) ref.rename(kind, from, to);
+        else if (!injectedSinceOpen() || rep.status < 500) fail(`rename: ${rep.status} ${rep.text.slice(0, 300)}`);
       } else if (x < 900) {
         count('dropcaches');
         log.push(`${step}: dropcaches`);
