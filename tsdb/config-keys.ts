@@ -23,7 +23,8 @@ export const CONFIG_PARTS = {
   schema: 'the row-key layout (tsdb/schema); fixed once data exists',
   uid: 'the UID tables and caches (tsdb/uid)',
   write: 'the write path (tsdb/write)',
-  'hour-compaction': 'the hour compactor, which rewrites a closed hour of a series into one cell (tsdb/compact)',
+  'hour-compaction': 'compressed hour cells: written by the store as it flushes (embedded), or by the read-back hour compactor on other stores (tsdb/compact)',
+  retention: 'how long points are kept (tsdb/compact/retention.ts, tsdb/SCHEMA.md "Retention")',
   query: 'queries (tsdb/query, tsdb/server/routes/query.ts)',
   http: 'the HTTP server (tsdb/server)',
   telnet: 'telnet-style put lines (tsdb/server/telnet)',
@@ -202,6 +203,15 @@ export const CONFIG_KEYS = {
   compactIntervalMs: {
     key: 'horae.hour_compaction.interval_ms', aliases: ['horae.compaction.interval_ms'], part: 'hour-compaction', type: 'int',
     min: 10, max: 1e9, default: 10_000, help: 'how often the compactor looks for due rows',
+  },
+  // ---- retention ---------------------------------------------------------------------
+  retention: {
+    key: 'horae.retention', part: 'retention', type: 'text', trim: true, default: '',
+    help: 'keep points this long, e.g. 30d, 12h, 1y (empty or forever: always); whole hours past it are dropped',
+  },
+  retentionMetrics: {
+    key: 'horae.retention.metrics', part: 'retention', type: 'text', trim: true, default: '',
+    help: 'per metric, overriding horae.retention: name=7d, prefix.*=90d, name=forever (exact names before prefixes)',
   },
   // ---- query -------------------------------------------------------------------------
   queryAllowDelete: {

@@ -5,6 +5,7 @@
  * values (config file, command line, environment) are parsed by tsdb/cli/config-file.ts.
  */
 import { CONFIG_KEYS, FIXED_OPENTSDB_KEYS, defaultDecodeThreads } from './config-keys.js';
+import { parseRetention } from './compact/retention.js';
 import type { ConfigPart, KeyDef } from './config-keys.js';
 
 export { CONFIG_KEYS, CONFIG_PARTS, FIXED_OPENTSDB_KEYS } from './config-keys.js';
@@ -89,6 +90,11 @@ export function resolveTsdbConfig(overrides: Partial<TsdbConfig> = {}): TsdbConf
     if (problem !== undefined) throw new RangeError(`config ${f} (${defOf(f).key}) ${problem}, got ${String(c[f])}`);
   }
   const r = c as TsdbConfig;
+  try {
+    parseRetention(r.retention, r.retentionMetrics);
+  } catch (err) {
+    throw new RangeError(`config ${(err as Error).message}`);
+  }
   const maxBuckets = maxSaltBuckets(r.saltWidth);
   if (r.saltBuckets > maxBuckets) {
     throw new RangeError(`config saltBuckets (horae.salt.buckets) must be at most ${maxBuckets} with a salt width of ${r.saltWidth}, got ${r.saltBuckets}`);

@@ -11,9 +11,12 @@ import { UID_FAMILY_ID, UID_FAMILY_NAME, UID_TABLE } from './uid/uid-kind.js';
 export const DATA_TABLE = 'tsdb';
 export const DATA_FAMILY = 't';
 
+/** The data family's row transform (tsdb/compact/hour-transform.ts); stores without row transforms ignore it. */
+export const DATA_TRANSFORM = 'tsdb.hour';
+
 /** Data table: one version per cell (a rewrite of a timestamp replaces it). */
 export function dataTableSpec(w: SchemaWidths): TableSpec {
-  return { name: DATA_TABLE, families: [{ name: DATA_FAMILY, maxVersions: 1 }], splitPoints: saltSplitKeys(w) };
+  return { name: DATA_TABLE, families: [{ name: DATA_FAMILY, maxVersions: 1, transform: DATA_TRANSFORM }], splitPoints: saltSplitKeys(w) };
 }
 
 export function uidTableSpec(): TableSpec {

@@ -11,6 +11,12 @@ import { compareBytes, fromUtf8, utf8 } from '../core/api/bytes.js';
 import { isStoreError } from '../core/api/errors.js';
 import type { Store, Table } from '../core/api/store.js';
 import { HourCompactor } from './compact/hour-compactor.js';
+import type { HourCompaction } from './compact/hour-compactor.js';
+import { registerHourTransform } from './compact/hour-transform.js';
+import type { HourTransformOptions } from './compact/hour-transform.js';
+import { parseRetention, resolveRetention } from './compact/retention.js';
+import type { RetentionRules } from './compact/retention.js';
+import { StoreCompaction } from './compact/store-compaction.js';
 import { DecodePool } from './query/decode-pool.js';
 import { LastValues } from './meta/last-values.js';
 import { NewestHours, tsuidKeyOfRowKey } from './meta/newest-hours.js';
@@ -24,7 +30,7 @@ import type { TsdbConfig } from './config.js';
 import { TsdbError } from './errors.js';
 import type { SchemaWidths } from './schema/widths.js';
 import { validateWidths } from './schema/widths.js';
-import { DATA_TABLE, dataTableSpec, uidTableSpec } from './tables.js';
+import { DATA_FAMILY, DATA_TABLE, DATA_TRANSFORM, dataTableSpec, uidTableSpec } from './tables.js';
 import { UID_COUNTER_ROW, UID_FAMILY_NAME, UID_TABLE } from './uid/uid-kind.js';
 import type { UidKind } from './uid/uid-kind.js';
 import type { SeriesIndex } from './meta/series-index.js';
@@ -68,7 +74,17 @@ export class Tsdb {
   readonly tagks: UidTable;
   readonly tagvs: UidTable;
   readonly ingest: Ingestor;
-  readonly compactor: HourCompactor;
+  /**
+   * Hour compaction: the store's own (its flushes and compactions run the data table's row
+   * transform) where it has row transforms, else the read-back compactor.
+   */
+  readonly compactor: HourCompaction;
+  /** True when the store compresses rows on their way to disk (compact/hour-transform.ts). */
+  readonly storeCompresses: boolean;
+  /** Retention resolved to metric UIDs (compact/retention.ts). */
+  private retention: RetentionRules = { byMetric: [] };
+  private retentionEpoch = -1;
+  private retentionResolving: Promise<void> | undefined;
   readonly index: SeriesIndex;
   /** Newest-hour hints for /api/query/last; only where this process is the data table's one writer. */
   readonly newestHours: NewestHours | undefined;
@@ -79,7 +95,7 @@ export class Tsdb {
   private decodePool: DecodePool | undefined;
   private ownsDecodePool = true;
 
-  private constructor(store: Store, config: TsdbConfig, data: Table, uid: Table, meta: Table, now: () => number) {
+  private constructor(store: Store, config: TsdbConfig, data: Table, uid: Table, meta: Table, now: () => number, storeCompresses: boolean) {
     this.store = store;
     this.config = config;
     this.now = now;
@@ -94,12 +110,15 @@ export class Tsdb {
     this.tagvs = this.catalog.tagvs;
     this.index = this.catalog.index;
     this.seriesPlans = this.catalog.keepByMetric<SeriesPlan>(MAX_SERIES_PLANS);
-    this.compactor = new HourCompactor({ data, widths: this.widths, config, now });
+    this.storeCompresses = storeCompresses;
+    const readBack = storeCompresses ? undefined : new HourCompactor({ data, widths: this.widths, config, now });
+    this.compactor = readBack ?? new StoreCompaction(data);
     const hints = (this.newestHours = singleWriter ? new NewestHours(() => this.ingest.stats().inflightPoints > 0) : undefined);
     const lastValues = (this.lastValues = singleWriter && config.queryLastCacheSeries > 0 ? new LastValues(config.queryLastCacheSeries) : undefined);
     const { saltWidth, metric: metricWidth } = this.widths;
-    const markDirty = config.compactHours
-      ? (key: Uint8Array, base: number, nowMs: number): DirtyMark => this.compactor.markDirty(key, base, nowMs)
+    const tracked = config.compactHours && readBack !== undefined;
+    const markDirty = tracked
+      ? (key: Uint8Array, base: number, nowMs: number): DirtyMark => readBack.markDirty(key, base, nowMs)
       : (_key: Uint8Array, _base: number, nowMs: number): DirtyMark => ({ lastWriteMs: nowMs, live: true });
     this.ingest = new Ingestor({
       data,
@@ -108,7 +127,7 @@ export class Tsdb {
       config,
       now,
       onRowWritten: hints === undefined
-        ? (config.compactHours ? markDirty : undefined)
+        ? (tracked ? markDirty : undefined)
         : (key, base, nowMs) => {
             hints.written(tsuidKeyOfRowKey(key, saltWidth, metricWidth), base);
             return markDirty(key, base, nowMs);
@@ -129,14 +148,42 @@ export class Tsdb {
     await checkSchemaRecord(uid, widths);
     const data = await store.createTable(dataTableSpec(widths), { ifNotExists: true });
     const meta = await store.createTable(metaTableSpec(), { ifNotExists: true });
-    const tsdb = new Tsdb(store, config, data, uid, meta, opts.now ?? Date.now);
+    // NB: a data table created before row transforms names none: it keeps the read-back compactor.
+    const storeCompresses = store.capabilities.rowTransforms === true &&
+      data.spec.families.some((f) => f.name === DATA_FAMILY && f.transform === DATA_TRANSFORM);
+    const tsdb = new Tsdb(store, config, data, uid, meta, opts.now ?? Date.now, storeCompresses);
     if (opts.decodePool !== undefined) {
       tsdb.decodePool = opts.decodePool;
       tsdb.ownsDecodePool = false;
     }
-    if (await isEmpty(data)) tsdb.compactor.nothingWrittenBefore();
-    if (config.compactHours && opts.background !== false) tsdb.compactor.start();
+    if (storeCompresses) {
+      await tsdb.resolveRetention();
+      registerHourTransform(() => tsdb.transformOptions());
+    } else {
+      const readBack = tsdb.compactor as HourCompactor;
+      if (await isEmpty(data)) readBack.nothingWrittenBefore();
+      if (config.compactHours && opts.background !== false) readBack.start();
+    }
     return tsdb;
+  }
+
+  /** The row transform's options, read at each flush and compaction; re-resolves retention after a metric is created. */
+  private transformOptions(): HourTransformOptions {
+    // NB: only per-metric rules depend on which metrics exist (a rename is seen at the next open).
+    if (this.config.retentionMetrics !== '' && this.metrics.stats().assigned !== this.retentionEpoch && this.retentionResolving === undefined && !this.closed) {
+      this.retentionResolving = this.resolveRetention().catch(() => undefined).finally(() => {
+        this.retentionResolving = undefined;
+      });
+    }
+    return { saltWidth: this.widths.saltWidth, metricWidth: this.widths.metric, retention: this.retention, compress: this.config.compactHours };
+  }
+
+  /** Resolves the retention rules (compact/retention.ts) against the metrics that exist now. */
+  private async resolveRetention(): Promise<void> {
+    const epoch = this.metrics.stats().assigned;
+    const rc = parseRetention(this.config.retention, this.config.retentionMetrics);
+    this.retention = await resolveRetention(rc, (n) => this.metrics.getId(n), (p) => this.metrics.namesWithPrefix(p, 1_000_000));
+    this.retentionEpoch = epoch;
   }
 
   uidTable(kind: UidKind): UidTable {

@@ -19,8 +19,8 @@
 import { toHex, utf8 } from '../../core/api/bytes.js';
 import { checkHourSummary } from '../codec/hour-codec.js';
 import { needsCompaction } from '../compact/hour-compactor.js';
-import { mergeRowCells } from '../read/row-merge.js';
-import { HOUR_CELL_QUALIFIER_BYTE } from '../schema/qualifier.js';
+import { mergeRowCells } from '../query/row-merge.js';
+import { isHourCellQualifier } from '../schema/qualifier.js';
 import { decodeRowKey } from '../schema/row-key.js';
 import { saltOfKey } from '../schema/salt.js';
 import { DATA_FAMILY } from '../tables.js';
@@ -185,7 +185,7 @@ export async function checkStore(tsdb: Tsdb): Promise<FsckResult> {
       try {
         points += mergeRowCells(row.cells).count;
         for (const c of row.cells) {
-          if (c.qualifier.length !== 1 || c.qualifier[0] !== HOUR_CELL_QUALIFIER_BYTE) continue;
+          if (!isHourCellQualifier(c.qualifier)) continue;
           const wrong = checkHourSummary(c.value);
           if (wrong !== undefined) problem('data.bad_summary', true, `row ${rowHex}: ${wrong}`);
         }
@@ -238,7 +238,7 @@ export async function runFsck(tsdb: Tsdb, opts: FsckOptions, io: { stdout: CliWr
     const before = tsdb.compactor.stats();
     await tsdb.compactor.runOnce({ force: true, sweep: true });
     const after = tsdb.compactor.stats();
-    io.stdout.write(`fixed: compressed ${after.rowsCompacted - before.rowsCompacted} closed series-hours\n`);
+    io.stdout.write(`fixed: compressed ${first.uncompacted} closed series-hours\n`);
     if (after.errors > before.errors) io.stdout.write(`could not compress every hour: ${after.lastError ?? '?'}\n`);
   }
   tsdb.dropCaches();

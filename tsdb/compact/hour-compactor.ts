@@ -16,8 +16,8 @@
 import type { Cell, Mutation, Table } from '../../core/api/store.js';
 import type { TsdbConfig } from '../config.js';
 import { encodeHourBlock } from '../codec/hour-codec.js';
-import { mergeRowCells, isDataPointCell } from '../read/row-merge.js';
-import { HOUR_CELL_QUALIFIER, HOUR_CELL_QUALIFIER_BYTE } from '../schema/qualifier.js';
+import { mergeRowCells, isDataPointCell } from '../query/row-merge.js';
+import { HOUR_CELL_QUALIFIER, HOUR_CELL_QUALIFIER_BYTE, isHourCellQualifier } from '../schema/qualifier.js';
 import { baseTimeOfKey } from '../schema/row-key.js';
 import type { SchemaWidths } from '../schema/widths.js';
 import { DATA_FAMILY } from '../tables.js';
@@ -53,7 +53,17 @@ const BATCH_ROWS = 256;
 /** The dirty set stops growing here; sweep() finds the rest. */
 const MAX_DIRTY_ROWS = 2_000_000;
 
-export class HourCompactor {
+/** What the layer's hour compaction offers, whichever runs it (this class or the store). */
+export interface HourCompaction {
+  /** Starts periodic work (none where the store compacts by itself). */
+  start(): void;
+  /** One pass now; `force` ignores grace and idle times, `sweep` looks at the whole table. */
+  runOnce(opts?: { force?: boolean; sweep?: boolean }): Promise<void>;
+  stop(): Promise<void>;
+  stats(): HourCompactorStats;
+}
+
+export class HourCompactor implements HourCompaction {
   private readonly deps: HourCompactorDeps;
   private readonly dirty = new Map<string, DirtyRow>();
   private timer: NodeJS.Timeout | undefined;
@@ -242,7 +252,7 @@ export function needsCompaction(cells: readonly Cell[]): boolean {
   for (const c of cells) {
     if (!isDataPointCell(c.qualifier)) continue;
     data++;
-    if (c.qualifier.length === 1 && c.qualifier[0] === HOUR_CELL_QUALIFIER_BYTE) hourCell = true;
+    if (isHourCellQualifier(c.qualifier)) hourCell = true;
   }
   return data > 1 || (data === 1 && !hourCell);
 }

@@ -13,7 +13,7 @@ import { Worker } from 'node:worker_threads';
 import type { Cell } from '../../core/api/store.js';
 import { TsdbError } from '../errors.js';
 import type { TsdbErrorCode } from '../errors.js';
-import { isDataPointCell } from '../read/row-merge.js';
+import { isDataPointCell } from './row-merge.js';
 import type { WorkerIn, WorkerOut, WorkerSeries } from './decode-worker.js';
 import type { FormatOptions } from './format-json.js';
 import type { PackedSeries } from './format-parallel.js';

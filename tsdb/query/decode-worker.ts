@@ -16,7 +16,7 @@
 import { parentPort } from 'node:worker_threads';
 import type { PointBlock } from '../codec/point-block.js';
 import { TsdbError } from '../errors.js';
-import { mergeRowCells } from '../read/row-merge.js';
+import { mergeRowCells } from './row-merge.js';
 import { DATA_FAMILY } from '../tables.js';
 import { formatSeriesListBytes } from './format-json.js';
 import type { FormatOptions } from './format-json.js';

@@ -26,7 +26,7 @@
 import { latin1, prefixEnd } from '../../core/api/bytes.js';
 import type { RowFilter } from '../../core/api/store.js';
 import type { PointBlock } from '../codec/point-block.js';
-import { mergeRowCells } from '../read/row-merge.js';
+import { mergeRowCells } from './row-merge.js';
 import { saltBucket, writeSalt } from '../schema/salt.js';
 import { MAX_BASE_TIME_S, baseTimeOfKey, patchBaseTime } from '../schema/row-key.js';
 import { DATA_FAMILY } from '../tables.js';

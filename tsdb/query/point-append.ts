@@ -6,7 +6,7 @@ import type { Cell } from '../../core/api/store.js';
 import { hourBlockSummary } from '../codec/hour-codec.js';
 import type { HourSummary } from '../codec/hour-codec.js';
 import type { PointBlock } from '../codec/point-block.js';
-import { HOUR_CELL_QUALIFIER_BYTE } from '../schema/qualifier.js';
+import { isHourCellQualifier } from '../schema/qualifier.js';
 import type { Aggregator } from './aggregators.js';
 import { getAggregator, isAggregator } from './aggregators.js';
 import type { DownsampleSpec } from './downsample.js';
@@ -140,7 +140,7 @@ export function rowSummary(cells: readonly Cell[], baseMs: number, startMs: numb
   if (cells.length !== 1 || baseMs < startMs || baseMs + HOUR_MS - 1 > endMs) return undefined;
   const c = cells[0]!;
   const q = c.qualifier;
-  return q.length === 1 && q[0] === HOUR_CELL_QUALIFIER_BYTE ? hourBlockSummary(c.value) : undefined;
+  return isHourCellQualifier(q) ? hourBlockSummary(c.value) : undefined;
 }
 
 /**

@@ -19,7 +19,7 @@ import type { Annotation } from '../meta/annotations.js';
 import { pointCapacity } from '../codec/point-block.js';
 import type { PointBlock } from '../codec/point-block.js';
 import { TsdbError } from '../errors.js';
-import { mergeRowCells } from '../read/row-merge.js';
+import { mergeRowCells } from './row-merge.js';
 import type { DecodeSession } from './decode-pool.js';
 import type { Aggregator } from './aggregators.js';
 import { appendHourSummary, appendRow, appendRowBuckets, bucketsStayInRows, rowSummary, summaryUseOf } from './point-append.js';

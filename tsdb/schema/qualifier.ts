@@ -9,8 +9,9 @@
  *
  * A ms qualifier always starts with nibble F; a second qualifier never can (max 0xE0Fx).
  * The kind of a whole qualifier is decided by its length and first byte (`qualifierKind`).
- * Horae's compressed hour cell uses the ONE-byte qualifier 0x0C: odd length, so OpenTSDB's
- * data-point parsing skips it.
+ * Horae's compressed hour cells use the qualifier 0x0C, alone (one byte, the first format)
+ * or followed by an 8-byte suffix that tells a row's compressed cells apart (nine bytes):
+ * odd lengths, so OpenTSDB's data-point parsing skips them (tsdb/SCHEMA.md "Suffixed hour cells").
  *
  * Offsets are handled in ms everywhere (a second qualifier at 10 s and a ms qualifier at
  * 10000 ms are the same timestamp). Hot path: `writeQualifier` and the readers take an
@@ -31,8 +32,27 @@ export const FLAGS_MASK = 0xf;
 
 /** The one-byte qualifier of Horae's compressed hour cell. */
 export const HOUR_CELL_QUALIFIER_BYTE = 0x0c;
-/** The compressed hour cell's qualifier as bytes. Shared: do not mutate. */
+/** The compressed hour cell's one-byte qualifier as bytes. Shared: do not mutate. */
 export const HOUR_CELL_QUALIFIER: Uint8Array = Uint8Array.of(HOUR_CELL_QUALIFIER_BYTE);
+/** Length of a suffixed hour cell qualifier: 0x0C and an 8-byte suffix. */
+export const HOUR_CELL_SUFFIXED_BYTES = 9;
+
+/** True for a compressed hour cell's qualifier: `0c`, or `0c` and an 8-byte suffix. */
+export function isHourCellQualifier(q: Uint8Array): boolean {
+  return (q.length === 1 || q.length === HOUR_CELL_SUFFIXED_BYTES) && q[0] === HOUR_CELL_QUALIFIER_BYTE;
+}
+
+/** The suffixed hour cell qualifier whose suffix is `n` (0..2^53-1) as a big-endian u64. */
+export function hourCellQualifier(n: number): Uint8Array {
+  if (!Number.isSafeInteger(n) || n < 0) throw new RangeError(`hour cell suffix ${n} is not an integer in 0..2^53-1`);
+  const q = new Uint8Array(HOUR_CELL_SUFFIXED_BYTES);
+  q[0] = HOUR_CELL_QUALIFIER_BYTE;
+  const hi = Math.floor(n / 0x100000000);
+  const lo = n >>> 0;
+  q[1] = hi >>> 24; q[2] = (hi >>> 16) & 0xff; q[3] = (hi >>> 8) & 0xff; q[4] = hi & 0xff;
+  q[5] = lo >>> 24; q[6] = (lo >>> 16) & 0xff; q[7] = (lo >>> 8) & 0xff; q[8] = lo & 0xff;
+  return q;
+}
 
 /** True when `ts` is in ms by OpenTSDB's rule (ts > 2^32 - 1). */
 export function isMsTimestamp(ts: number): boolean {
@@ -140,7 +160,7 @@ export function qualifierKind(q: Uint8Array): QualifierKind {
   const n = q.length;
   if (n === 0) return QualifierKind.Unknown;
   const b0 = q[0]!;
-  if (n === 1) return b0 === HOUR_CELL_QUALIFIER_BYTE ? QualifierKind.HourCell : QualifierKind.Unknown;
+  if (n === 1 || n === HOUR_CELL_SUFFIXED_BYTES) return b0 === HOUR_CELL_QUALIFIER_BYTE ? QualifierKind.HourCell : QualifierKind.Unknown;
   if (n === 2) return (b0 & 0xf0) === 0xf0 ? QualifierKind.Unknown : QualifierKind.SecondPoint;
   if (n === 4 && (b0 & 0xf0) === 0xf0) return QualifierKind.MsPoint;
   if (n === 3 || n === 5) {

@@ -11,7 +11,7 @@ import type { CliIo } from '../../../tsdb/cli/run-cli.js';
 import { runCli } from '../../../tsdb/cli/run-cli.js';
 import type { TsdbConfig } from '../../../tsdb/config.js';
 import { needsCompaction } from '../../../tsdb/compact/hour-compactor.js';
-import { mergeRowCells } from '../../../tsdb/read/row-merge.js';
+import { mergeRowCells } from '../../../tsdb/query/row-merge.js';
 import { decodeRowKey } from '../../../tsdb/schema/row-key.js';
 import { Tsdb } from '../../../tsdb/tsdb.js';
 

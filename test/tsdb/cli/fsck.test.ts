@@ -9,7 +9,8 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { utf8 } from '../../../core/api/bytes.js';
 import { encodeHourBlock } from '../../../tsdb/codec/hour-codec.js';
-import { DATA_FAMILY } from '../../../tsdb/tables.js';
+import { unregisterRowTransform } from '../../../core/api/row-transform.js';
+import { DATA_FAMILY, DATA_TRANSFORM } from '../../../tsdb/tables.js';
 import { UID_COUNTER_ROW, UID_FAMILY_ID, UID_FAMILY_NAME } from '../../../tsdb/uid/uid-kind.js';
 import { horae, readAll, tempDir, withTsdb } from './cli-helpers.js';
 
@@ -113,7 +114,7 @@ describe('horae fsck', () => {
     expect(r.out).toMatch(/ERROR data\.bad_summary: row [0-9a-f]+: hour summary sum 32\.00000000000001 differs from the points' 32/);
   });
 
-  it('counts closed hours not yet compressed (no problem); --fix compresses them', async () => {
+  it('finds no closed hour left uncompressed: the store compresses rows as it flushes them', async () => {
     await withTsdb(data, async (tsdb) => {
       await tsdb.ingest.write([
         { metric: 'sys.cpu.user', timestamp: T0 + 7200, value: 1, isInt: true, tags: [['host', 'a']] },
@@ -122,11 +123,25 @@ describe('horae fsck', () => {
     });
     const r = await fsck();
     expect(r.code).toBe(0);
-    expect(r.out).toContain('data: 5 rows, 202 points, 2 series; 1 rows of closed hours not yet compressed');
+    expect(r.out).toContain('data: 5 rows, 202 points, 2 series; 0 rows of closed hours not yet compressed');
+    expect((await readAll(data)).uncompactedRows).toBe(0);
+  });
+
+  it('counts closed hours written as raw cells (a store that did not compress them); --fix compresses them', async () => {
+    await withTsdb(data, async (tsdb) => {
+      const key = (await tsdb.data.scan({ limit: 1 })[Symbol.asyncIterator]().next()).value![0]!.key;
+      // A raw OpenTSDB point cell beside the compressed one, as a store without the transform leaves it.
+      await tsdb.data.mutate([{ key, mutations: [{ type: 'put', family: DATA_FAMILY, qualifier: Uint8Array.of(0xe0, 0xf0), value: Uint8Array.of(7) }] }]);
+      // Written straight to a file: no flush runs the transform on it.
+      unregisterRowTransform(DATA_TRANSFORM);
+      await tsdb.data.flush();
+    });
+    const r = await fsck();
+    expect(r.code).toBe(0);
+    expect(r.out).toContain('data: 4 rows, 201 points, 2 series; 1 rows of closed hours not yet compressed');
     const fixed = await fsck('--fix');
     expect(fixed.code).toBe(0);
     expect(fixed.out).toContain('fixed: compressed 1 closed series-hours');
-    expect(fixed.out).toContain('after --fix:\n');
     expect(fixed.out).toMatch(/after --fix:\n[^]*0 rows of closed hours not yet compressed/);
     expect((await readAll(data)).uncompactedRows).toBe(0);
   });

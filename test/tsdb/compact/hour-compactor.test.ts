@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { Random } from '../../../core/util/random.js';
 import { toHex } from '../../../core/api/bytes.js';
-import { needsCompaction } from '../../../tsdb/compact/hour-compactor.js';
-import { readSeries } from '../../../tsdb/read/series-reader.js';
+import { HourCompactor, needsCompaction } from '../../../tsdb/compact/hour-compactor.js';
+import { readSeries } from '../../../tsdb/query/series-reader.js';
 import { Tsdb } from '../../../tsdb/tsdb.js';
 import type { IncomingPoint } from '../../../tsdb/write/data-point.js';
 import { openFixture, pt } from '../helpers/tsdb-fixture.js';
@@ -52,7 +52,7 @@ describe('HourCompactor', () => {
   it('sweeps rows it was never told about (written before a restart)', async () => {
     const { tsdb, clock } = await openFixture({}, (T0 + 10) * 1000);
     await tsdb.ingest.write([pt('m', T0 + 1, 1), pt('m', T0 + 3601, 2)]);
-    tsdb.compactor['dirty'].clear(); // as after a restart
+    (tsdb.compactor as HourCompactor)['dirty'].clear(); // as after a restart
     clock.now = T0 * 1000 + 3 * HOUR_MS;
     await tsdb.compactor.runOnce({ sweep: true });
     const rows = [...(await cellsPerRow(tsdb)).values()];
@@ -67,7 +67,7 @@ describe('HourCompactor', () => {
     clock.now = T0 * 1000 + 3 * HOUR_MS;
     const later = await Tsdb.open(tsdb.store, { now: () => clock.now, background: false });
     await later.ingest.write([pt('m', T0 + 3601, 3), pt('m', T0 + 3602, 4)]);
-    later.compactor['dirty'].clear(); // its own row untracked, as after a dirty-set overflow
+    (later.compactor as HourCompactor)['dirty'].clear(); // its own row untracked, as after a dirty-set overflow
     clock.now += 3 * HOUR_MS;
     await later.compactor.runOnce();
     const cells = () => cellsPerRow(later).then((m) => [...m.values()].map((qs) => qs.map((q) => q.length / 2)));

@@ -8,7 +8,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readSeries } from '../../../tsdb/read/series-reader.js';
+import { readSeries } from '../../../tsdb/query/series-reader.js';
 import type { RunningServer } from '../../../tsdb/server/server.js';
 import { eventually, startOn, tempDir } from './e2e-helpers.js';
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readSeries } from '../../../tsdb/read/series-reader.js';
+import { readSeries } from '../../../tsdb/query/series-reader.js';
 import { startOn, telnet, tempDir } from './e2e-helpers.js';
 
 const MAIN = fileURLToPath(new URL('../../../tsdb/main.ts', import.meta.url));

@@ -2,7 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { toHex } from '../../../core/api/bytes.js';
 import { annotationQualifier, annotationRow } from '../../../tsdb/meta/annotations.js';
-import { readSeries } from '../../../tsdb/read/series-reader.js';
+import { readSeries } from '../../../tsdb/query/series-reader.js';
 import { buildServer } from '../../../tsdb/server/build-server.js';
 import { hexExample, readFormatDoc } from '../../helpers/format-doc.js';
 import { openFixture } from '../helpers/tsdb-fixture.js';

@@ -2,7 +2,7 @@ import { gzipSync } from 'node:zlib';
 import { pack } from 'msgpackr';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
-import { readSeries } from '../../../tsdb/read/series-reader.js';
+import { readSeries } from '../../../tsdb/query/series-reader.js';
 import { buildServer } from '../../../tsdb/server/build-server.js';
 import type { TsdbConfig } from '../../../tsdb/config.js';
 import type { Tsdb } from '../../../tsdb/tsdb.js';

@@ -8,12 +8,17 @@ import { hexExample, readFormatDoc } from '../../helpers/format-doc.js';
 import { buildCompactedColumn, parseDataCell, splitDataCell } from '../../../tsdb/schema/compacted.js';
 import type { PointSink } from '../../../tsdb/schema/compacted.js';
 import {
-  HOUR_CELL_QUALIFIER, flagsOfQualifier, offsetMsOfQualifier, pointQualifierLength, qualifierFor,
+  HOUR_CELL_QUALIFIER, flagsOfQualifier, hourCellQualifier, offsetMsOfQualifier, pointQualifierLength, qualifierFor,
 } from '../../../tsdb/schema/qualifier.js';
 import { decodeRowKey, encodeRowKey, tsuidOfKey, tsuidToHex } from '../../../tsdb/schema/row-key.js';
 import { bucketOfHash, javaHashBytes, saltBucket, saltSplitKeys } from '../../../tsdb/schema/salt.js';
 import { decodeValue, encodeValue, parseValueString, valueLengthOfFlags } from '../../../tsdb/schema/value.js';
 import { DEFAULT_WIDTHS } from '../../../tsdb/schema/widths.js';
+import { decodeHourBlock } from '../../../tsdb/codec/hour-codec.js';
+import type { PointBlock } from '../../../tsdb/codec/point-block.js';
+import { compressRow } from '../../../tsdb/compact/hour-transform.js';
+import { mergeRowCells } from '../../../tsdb/query/row-merge.js';
+import { DATA_FAMILY } from '../../../tsdb/tables.js';
 
 const PATH = 'tsdb/SCHEMA.md';
 const doc = readFormatDoc(PATH);
@@ -144,6 +149,26 @@ describe('tsdb/SCHEMA.md examples', () => {
     const text = section('Compressed hour cell').join('\n');
     expect(text).toContain('0x0C');
     expect(toHex(HOUR_CELL_QUALIFIER)).toBe('0c');
+  });
+
+  it('Suffixed hour cells: two cells of a row read last write wins, and fold into the third', () => {
+    // One field per line of the example.
+    const lines = section('Suffixed hour cells');
+    const at = lines.findIndex((l) => l.trim() === '```hex');
+    const [qa, va, qb, vb, vc] = lines.slice(at + 1, at + 6).map((l) => fromHex(l.replace(/#.*$/, '')));
+    expect(toHex(qa!)).toBe(toHex(hourCellQualifier(42)));
+    expect(toHex(qb!)).toBe(toHex(hourCellQualifier(57)));
+    const cells = [
+      { family: DATA_FAMILY, qualifier: qb!, timestamp: 2000, value: vb! },
+      { family: DATA_FAMILY, qualifier: qa!, timestamp: 1000, value: va! },
+    ];
+    const points = (b: PointBlock): string[] => Array.from({ length: b.count }, (_, i) => `${b.offsetsMs[i]}=${b.values[i]}`);
+    expect(points(decodeHourBlock(va!))).toEqual(['0=1', '10000=2']);
+    expect(points(decodeHourBlock(vb!))).toEqual(['10000=5', '20000=6']);
+    expect(points(mergeRowCells(cells))).toEqual(['0=1', '10000=5', '20000=6']);
+    // The fold the transform writes: suffix 57 (the tag), timestamp 2000, value C.
+    const folded = compressRow(cells, 57)!;
+    expect(folded.map((c) => [toHex(c.qualifier), c.timestamp, toHex(c.value)])).toEqual([[toHex(qb!), 2000, toHex(vc!)]]);
   });
 
   it('TSUID: the row key without salt and base time, upper-case as text', () => {

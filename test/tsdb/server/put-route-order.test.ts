@@ -4,7 +4,7 @@
  * of one series and timestamp in one body, the later one wins whichever path each took.
  */
 import { describe, expect, it } from 'vitest';
-import { readSeries } from '../../../tsdb/read/series-reader.js';
+import { readSeries } from '../../../tsdb/query/series-reader.js';
 import { buildServer } from '../../../tsdb/server/build-server.js';
 import { openFixture } from '../helpers/tsdb-fixture.js';
 

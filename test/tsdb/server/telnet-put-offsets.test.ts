@@ -10,7 +10,7 @@ import { Random } from '../../../core/util/random.js';
 import { decodeLine, LineSplitter, putWords } from '../../../tsdb/server/telnet/line-splitter.js';
 import { PutLines } from '../../../tsdb/server/telnet/telnet-backend.js';
 import { telnetError, tsdbTelnetBackend } from '../../../tsdb/server/telnet/tsdb-telnet-backend.js';
-import { readSeries } from '../../../tsdb/read/series-reader.js';
+import { readSeries } from '../../../tsdb/query/series-reader.js';
 import { parsePutWords } from '../../../tsdb/write/line-parser.js';
 import type { Tsdb } from '../../../tsdb/tsdb.js';
 import { openFixture } from '../helpers/tsdb-fixture.js';

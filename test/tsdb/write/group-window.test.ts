@@ -10,7 +10,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { TsdbConfig } from '../../../tsdb/config.js';
-import { readSeries } from '../../../tsdb/read/series-reader.js';
+import { readSeries } from '../../../tsdb/query/series-reader.js';
 import { tsdbTelnetBackend } from '../../../tsdb/server/telnet/tsdb-telnet-backend.js';
 import type { Tsdb } from '../../../tsdb/tsdb.js';
 import { STREAMING_GROUP_POINTS } from '../../../tsdb/write/ingest.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { toHex } from '../../../core/api/bytes.js';
 import { isTsdbError } from '../../../tsdb/errors.js';
-import { readSeries } from '../../../tsdb/read/series-reader.js';
+import { readSeries } from '../../../tsdb/query/series-reader.js';
 import { DATA_FAMILY } from '../../../tsdb/tables.js';
 import { KnownSeriesPoints } from '../../../tsdb/write/put-entry.js';
 import { newSeriesEntry } from '../../../tsdb/write/write-group.js';

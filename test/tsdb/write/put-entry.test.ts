@@ -10,7 +10,7 @@ import { TsdbError } from '../../../tsdb/errors.js';
 import type { IncomingPoint } from '../../../tsdb/write/data-point.js';
 import type { PointSource } from '../../../tsdb/write/put-entry.js';
 import { openFixture } from '../helpers/tsdb-fixture.js';
-import { readSeries } from '../../../tsdb/read/series-reader.js';
+import { readSeries } from '../../../tsdb/query/series-reader.js';
 
 const T0 = 1_356_998_400;
 
