@@ -49,6 +49,8 @@ interface KeyBase {
   readonly flags?: readonly string[];
   /** Never shown by /api/config. */
   readonly secret?: true;
+  /** A valid value, for a text key whose default is empty and whose value has a syntax. */
+  readonly example?: string;
 }
 
 /** An integer in min..max. */
@@ -206,11 +208,11 @@ export const CONFIG_KEYS = {
   },
   // ---- retention ---------------------------------------------------------------------
   retention: {
-    key: 'horae.retention', part: 'retention', type: 'text', trim: true, default: '',
+    key: 'horae.retention', part: 'retention', type: 'text', trim: true, default: '', example: '30d',
     help: 'keep points this long, e.g. 30d, 12h, 1y (empty or forever: always); whole hours past it are dropped',
   },
   retentionMetrics: {
-    key: 'horae.retention.metrics', part: 'retention', type: 'text', trim: true, default: '',
+    key: 'horae.retention.metrics', part: 'retention', type: 'text', trim: true, default: '', example: 'sys.cpu.*=7d, audit=forever',
     help: 'per metric, overriding horae.retention: name=7d, prefix.*=90d, name=forever (exact names before prefixes)',
   },
   // ---- query -------------------------------------------------------------------------

@@ -9,6 +9,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { ArgsError, parseServeCommand } from '../../../tsdb/cli/args.js';
 import { ConfigError, parseConfigText, parseProperties } from '../../../tsdb/cli/config-file.js';
 import { CONFIG_KEYS, DEFAULT_TSDB_CONFIG, defaultDecodeThreads } from '../../../tsdb/config.js';
+import type { KeyDef } from '../../../tsdb/config.js';
 import { VERSION } from '../../../tsdb/version.js';
 import { horae, tempDir } from './cli-helpers.js';
 
@@ -88,6 +89,7 @@ describe('config file keys', () => {
       'horae.uid.cache_entries': '1000', 'horae.write.series_cache_entries': '1000', 'horae.write.durability': 'buffered',
       'horae.write.max_inflight_points': '5000', 'horae.http.max_body_bytes': '4096', 'horae.hour_compaction.enable': 'true',
       'horae.hour_compaction.grace_ms': '1', 'horae.hour_compaction.idle_ms': '2', 'horae.hour_compaction.interval_ms': '100',
+      'horae.retention': '30d', 'horae.retention.metrics': 'sys.cpu.*=7d, audit=forever',
       'horae.telnet.return_errors': 'true', 'horae.http.cors_domains': '*', 'horae.http.cors_headers': 'Content-Type',
       'horae.query.allow_delete': 'true', 'horae.query.max_series': '10', 'horae.query.max_points': '1000',
       'horae.auth.tokens_file': '', 'horae.auth.tokens': 'read-token-0123456789 read', 'horae.http.max_header_bytes': '8192',
@@ -142,7 +144,7 @@ describe('config file keys', () => {
       for (const name of [def.key, ...('aliases' in def ? def.aliases : [])]) {
         expect(seen.has(name), name).toBe(false);
         seen.add(name);
-        const v = String(def.default === '' ? 'x' : def.default);
+        const v = String(def.default === '' ? ((def as KeyDef).example ?? 'x') : def.default);
         expect(() => parseConfigText(`${name} = ${v}\n`, 'a.conf'), name).not.toThrow();
       }
     }
