@@ -24,7 +24,8 @@
  * system, so systems that pass answered alike), latency medians, q1 requests/s with
  * `--query-conc` in flight. Runs alternate the order of the systems (listed order in odd
  * runs, reversed in even ones). Nothing private of Horae is called and nothing is forced
- * on any system (no flush, merge or compaction request).
+ * on any system (no flush, merge or compaction request). Horae's budgets (its /api/config
+ * and /api/stats/store: memstore and cache sizes) are kept in the header.
  *
  * Output: the figures of every system with Horae ÷ peer ratios (medians of the runs,
  * bench/peers/report.ts), and bench/results/record-<commit>[-tsx][-quick|-s<size>].json
@@ -42,7 +43,7 @@ import type { DevopsOptions, ValueMode } from './devops-data.js';
 import { environment, printHeader } from './harness.js';
 import { WORKLOADS, WORKLOAD_FORMAT, runLine, runOnce, summarize, summaryTable } from './peers/run.js';
 import type { RunResult, Workload } from './peers/run.js';
-import { codeFingerprint } from './peers/proc.js';
+import { codeFingerprint, http } from './peers/proc.js';
 import { answersNow, runQuerySet } from './peers/query-run.js';
 import type { QuerySetResult } from './peers/query-run.js';
 import { answerTable, ingestFigures, queryFigures, ratioTable, ratios } from './peers/report.js';
@@ -151,6 +152,14 @@ function supported(system: SystemName, w: Workload): boolean {
   return system === 'horae' || f === 'telnet' || f === 'json';
 }
 
+async function horaeBudgets(t: Target): Promise<Record<string, unknown>> {
+  const get = async (p: string): Promise<unknown> => {
+    const r = await http(`http://127.0.0.1:${t.queryPort}${p}`).catch((err: unknown) => ({ status: 0, body: (err as Error).message }));
+    return r.status === 200 ? JSON.parse(r.body) : `HTTP ${r.status}: ${r.body.slice(0, 200)}`;
+  };
+  return { config: await get('/api/config'), store: await get('/api/stats/store') };
+}
+
 async function main(): Promise<void> {
   ensurePeersInstalled();
   const header: Record<string, unknown> = {
@@ -199,6 +208,8 @@ async function main(): Promise<void> {
           try {
             target = await startTarget(system, { version: String(header['commit']) });
             versions[system] = target.version;
+            // The budgets Horae ran with (memstores, caches): its /api/config and store counters.
+            if (system === 'horae' && header['horaeConfig'] === undefined) header['horaeConfig'] = await horaeBudgets(target);
             const { qs: all, want } = expected.get(o.values)!;
             const qs = all.filter((q) => queryIds.includes(q.id));
             const withQueries = qs.length > 0 && w === workloads[0] && o.values === queryValues;
