@@ -46,7 +46,7 @@ class Collector implements PointSink {
 }
 
 /**
- * The order in which a row's data cells were written, oldest first (SCHEMA.md "Reading a
+ * The order in which a row's data cells were written, oldest first (tsdb/SCHEMA.md "Reading a
  * row"): by timestamp; at one timestamp a compressed cell before a raw one; compressed
  * cells by qualifier, raw cells by qualifier.
  */
