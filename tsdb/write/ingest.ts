@@ -31,14 +31,13 @@ import type { Durability, Table } from '../../core/api/store.js';
 import type { Catalog } from '../catalog/catalog.js';
 import type { TsdbConfig } from '../config.js';
 import { TsdbError, isTsdbError } from '../errors.js';
-import { tsuidKeyOfRowKey } from '../meta/newest-hours.js';
-import { encodeSeriesKey, tsuidOfKey } from '../schema/row-key.js';
 import type { SchemaWidths } from '../schema/widths.js';
-import { validatePointValue, validateSeries } from './data-point.js';
+import { validatePointValue } from './data-point.js';
 import type { IncomingPoint } from './data-point.js';
 import { KnownSeriesPoints, newScannedPoint } from './put-entry.js';
 import type { PointOutcome, PointSource } from './put-entry.js';
-import { WriteGroup, newSeriesEntry } from './write-group.js';
+import { SeriesCreator } from './series-creation.js';
+import { WriteGroup } from './write-group.js';
 import type { SeriesEntry } from './write-group.js';
 
 export interface IngestDeps {
@@ -108,6 +107,7 @@ export const RECENT_GROUPS = 4;
 
 export class Ingestor {
   private readonly deps: IngestDeps;
+  private readonly creator: SeriesCreator;
   /** put()'s scratch for one scanned point. */
   private readonly scanned = newScannedPoint();
   private lastWriteTs = 0;
@@ -130,7 +130,6 @@ export class Ingestor {
   private written = 0;
   private rejected = 0;
   private overloadRejections = 0;
-  private created = 0;
   /** Series being created by some call (series text → its entry, once recorded). */
   private readonly resolving = new Map<string, Promise<SeriesEntry>>();
   private groups = 0;
@@ -140,6 +139,7 @@ export class Ingestor {
 
   constructor(deps: IngestDeps) {
     this.deps = deps;
+    this.creator = new SeriesCreator(deps.catalog, deps.config, deps.widths, deps.now);
   }
 
   /** True while accepted-but-not-durable points exceed the configured bound. */
@@ -300,7 +300,7 @@ export class Ingestor {
       pointsRejected: this.rejected,
       inflightPoints: this.inflight,
       overloadRejections: this.overloadRejections,
-      seriesCreated: this.created,
+      seriesCreated: this.creator.stats().seriesCreated,
       groupsWritten: this.groups,
       cellsWritten: this.cells,
     };
@@ -469,7 +469,7 @@ export class Ingestor {
         this.resolving.set(text, p);
       }
       try {
-        await this.createSeries(points, owned, entries, outcomes);
+        await this.creator.create({ points, owned, entries, outcomes });
         for (const [text, idx] of owned) {
           const e = entries[idx[0]!];
           if (e !== undefined) settle.get(text)!.resolve(e);
@@ -484,60 +484,6 @@ export class Ingestor {
       await Promise.all(waits);
     }
     return entries;
-  }
-
-  /**
-   * Creates the entries of `owned` series (text → point indexes), records them in the
-   * series index in one write, then caches them; fills `entries`, or `outcomes` for series
-   * that were rejected.
-   */
-  private async createSeries(points: readonly IncomingPoint[], owned: ReadonlyArray<[string, number[]]>, entries: (SeriesEntry | undefined)[], outcomes: PointOutcome[]): Promise<void> {
-    const created: SeriesEntry[] = [];
-    await Promise.all(owned.map(async ([, idx]) => {
-      try {
-        const e = await this.createEntry(points[idx[0]!]!);
-        created.push(e);
-        for (const i of idx) entries[i] = e;
-      } catch (err) {
-        if (!isTsdbError(err)) throw err;
-        for (const i of idx) outcomes[i] = err;
-      }
-    }));
-    if (created.length > 0) {
-      try {
-        await this.deps.catalog.recordSeries(created.map((e) => tsuidOfKey(this.deps.widths, e.template)), this.deps.now());
-      } catch (err) {
-        throw new TsdbError('TSDB_STORAGE', `storage failed the series index write: ${(err as Error).message}`, { cause: err });
-      }
-    }
-    // Live only once recorded: a failed index write is retried with the next point.
-    const series = this.deps.catalog.series;
-    for (const [text, idx] of owned) {
-      const e = entries[idx[0]!];
-      if (e === undefined) continue;
-      const live = series.intern(e);
-      for (const i of idx) entries[i] = live;
-      series.setText(text, live);
-    }
-  }
-
-  private async createEntry(p: IncomingPoint): Promise<SeriesEntry> {
-    const { config, catalog: { metrics, tagks, tagvs }, widths } = this.deps;
-    validateSeries(p, config.maxTags, config.allowSpecialChars);
-    const metricId = config.autoCreateMetrics ? await metrics.getOrCreateId(p.metric) : await metrics.requireId(p.metric);
-    const pairs = await Promise.all(p.tags.map(async ([k, v]) => {
-      const kid = config.autoCreateTagks ? await tagks.getOrCreateId(k) : await tagks.requireId(k);
-      const vid = config.autoCreateTagvs ? await tagvs.getOrCreateId(v) : await tagvs.requireId(v);
-      const pair = new Uint8Array(kid.length + vid.length);
-      pair.set(kid, 0);
-      pair.set(vid, kid.length);
-      return pair;
-    }));
-    const template = encodeSeriesKey(widths, metricId, pairs);
-    const live = this.deps.catalog.series.get(tsuidKeyOfRowKey(template, widths.saltWidth, widths.metric));
-    if (live !== undefined) return live;
-    this.created++;
-    return newSeriesEntry(template, tsuidKeyOfRowKey(template, widths.saltWidth, widths.metric));
   }
 }
 

@@ -1,0 +1,177 @@
+/**
+ * Series creation in batches (issue 32): the series that write calls see for the first
+ * time are created together. One batch runs at a time; calls that need series while it
+ * runs join the next one (a group commit of creations; an idle server's first call goes
+ * at once). A batch:
+ *   1. validates each series (OpenTSDB's checks and messages: data-point.ts);
+ *   2. resolves its distinct metric names, tag keys and tag values per kind at once
+ *      (UidTable.resolveMany: one batched read, then — where auto-create is on — one
+ *      increment reserving a block of ids and the check-and-puts of all new names
+ *      together, tsdb/SCHEMA.md "Assignment");
+ *   3. records all its new series in the series index in one synced write
+ *      (Catalog.recordSeries);
+ *   4. makes the entries live (Catalog.series) only then.
+ * So a series and its names are durable before any of its points is written: the
+ * writer waits for its batch before queueing the points ("recorded before acknowledged").
+ */
+import type { Catalog } from '../catalog/catalog.js';
+import type { TsdbConfig } from '../config.js';
+import { TsdbError, isTsdbError } from '../errors.js';
+import { tsuidKeyOfRowKey } from '../meta/newest-hours.js';
+import { encodeSeriesKey, tsuidOfKey } from '../schema/row-key.js';
+import type { SchemaWidths } from '../schema/widths.js';
+import { validateSeries } from './data-point.js';
+import type { IncomingPoint } from './data-point.js';
+import type { PointOutcome } from './put-entry.js';
+import { newSeriesEntry } from './write-group.js';
+import type { SeriesEntry } from './write-group.js';
+
+/** One call's series to create: text → indexes of its points, with where to put the results. */
+export interface CreationJob {
+  readonly points: readonly IncomingPoint[];
+  readonly owned: ReadonlyArray<readonly [string, readonly number[]]>;
+  readonly entries: (SeriesEntry | undefined)[];
+  readonly outcomes: PointOutcome[];
+}
+
+interface Queued extends CreationJob {
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+export interface CreationStats {
+  /** New series entries made. */
+  readonly seriesCreated: number;
+  /** Batches run, and the series they created (seriesCreated / batches = the batch size). */
+  readonly batches: number;
+}
+
+export class SeriesCreator {
+  private readonly catalog: Catalog<SeriesEntry>;
+  private readonly config: TsdbConfig;
+  private readonly widths: SchemaWidths;
+  private readonly now: () => number;
+  private queue: Queued[] = [];
+  private running = false;
+  private created = 0;
+  private batches = 0;
+
+  constructor(catalog: Catalog<SeriesEntry>, config: TsdbConfig, widths: SchemaWidths, now: () => number) {
+    this.catalog = catalog;
+    this.config = config;
+    this.widths = widths;
+    this.now = now;
+  }
+
+  /**
+   * Creates the job's series in the next batch: fills `entries` (live, recorded) or
+   * `outcomes` (the series' error) for their points. Rejects when the store fails.
+   */
+  create(job: CreationJob): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ ...job, resolve, reject });
+      if (!this.running) void this.run();
+    });
+  }
+
+  stats(): CreationStats {
+    return { seriesCreated: this.created, batches: this.batches };
+  }
+
+  private async run(): Promise<void> {
+    this.running = true;
+    try {
+      while (this.queue.length > 0) {
+        const jobs = this.queue;
+        this.queue = [];
+        try {
+          await this.createBatch(jobs);
+          for (const j of jobs) j.resolve();
+        } catch (err) {
+          for (const j of jobs) j.reject(err);
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+
+  private async createBatch(jobs: readonly Queued[]): Promise<void> {
+    this.batches++;
+    const { config, catalog } = this;
+    const todo: Array<{ job: Queued; text: string; idx: readonly number[]; p: IncomingPoint }> = [];
+    const names = { metric: new Set<string>(), tagk: new Set<string>(), tagv: new Set<string>() };
+    for (const job of jobs) {
+      for (const [text, idx] of job.owned) {
+        const p = job.points[idx[0]!]!;
+        try {
+          validateSeries(p, config.maxTags, config.allowSpecialChars);
+        } catch (err) {
+          if (!isTsdbError(err)) throw err;
+          for (const i of idx) job.outcomes[i] = err;
+          continue;
+        }
+        todo.push({ job, text, idx, p });
+        names.metric.add(p.metric);
+        for (const [k, v] of p.tags) {
+          names.tagk.add(k);
+          names.tagv.add(v);
+        }
+      }
+    }
+    if (todo.length === 0) return;
+    const [metrics, tagks, tagvs] = await Promise.all([
+      catalog.metrics.resolveMany([...names.metric], config.autoCreateMetrics),
+      catalog.tagks.resolveMany([...names.tagk], config.autoCreateTagks),
+      catalog.tagvs.resolveMany([...names.tagv], config.autoCreateTagvs),
+    ]);
+    const { widths } = this;
+    const made: Array<{ job: Queued; text: string; idx: readonly number[]; e: SeriesEntry }> = [];
+    for (const { job, text, idx, p } of todo) {
+      const err = errorOf(metrics.get(p.metric)!, p.tags.map(([k, v]) => [tagks.get(k)!, tagvs.get(v)!] as const));
+      if (err !== undefined) {
+        for (const i of idx) job.outcomes[i] = err;
+        continue;
+      }
+      const pairs = p.tags.map(([k, v]) => concat(tagks.get(k) as Uint8Array, tagvs.get(v) as Uint8Array));
+      const template = encodeSeriesKey(widths, metrics.get(p.metric) as Uint8Array, pairs);
+      const key = tsuidKeyOfRowKey(template, widths.saltWidth, widths.metric);
+      let e = catalog.series.get(key);
+      if (e === undefined) {
+        this.created++;
+        e = newSeriesEntry(template, key);
+      }
+      made.push({ job, text, idx, e });
+    }
+    if (made.length > 0) {
+      try {
+        await catalog.recordSeries(made.map((m) => tsuidOfKey(widths, m.e.template)), this.now());
+      } catch (err) {
+        throw new TsdbError('TSDB_STORAGE', `storage failed the series index write: ${(err as Error).message}`, { cause: err });
+      }
+    }
+    // Live only once recorded: a failed index write is retried with the next point.
+    for (const { job, text, idx, e } of made) {
+      const live = catalog.series.intern(e);
+      for (const i of idx) job.entries[i] = live;
+      catalog.series.setText(text, live);
+    }
+  }
+}
+
+/** The first error among a series' names: its metric's, then each tag key's and value's in order. */
+function errorOf(metric: Uint8Array | TsdbError, pairs: ReadonlyArray<readonly [Uint8Array | TsdbError, Uint8Array | TsdbError]>): TsdbError | undefined {
+  if (metric instanceof TsdbError) return metric;
+  for (const [k, v] of pairs) {
+    if (k instanceof TsdbError) return k;
+    if (v instanceof TsdbError) return v;
+  }
+  return undefined;
+}
+
+function concat(a: Uint8Array, b: Uint8Array): Uint8Array {
+  const out = new Uint8Array(a.length + b.length);
+  out.set(a, 0);
+  out.set(b, a.length);
+  return out;
+}
