@@ -22,11 +22,15 @@ import { MemFileSystem } from '../../core/fs/mem-fs.js';
 import { openMemoryStore } from '../../core/index.js';
 import type { Store } from '../../core/api/store.js';
 import { parseConfigText } from '../../tsdb/cli/config-file.js';
-import { EAGER_HOURS, QUIET_HOURS, modelSeeds, modelSteps, runTsdbModel, skips } from '../tsdb/helpers/tsdb-model.js';
+import { EAGER_HOURS, QUIET_HOURS, modelSeeds, modelSteps, retentionConfig, runTsdbModel, skips } from '../tsdb/helpers/tsdb-model.js';
+import type { Retention } from '../tsdb/helpers/tsdb-model.js';
 import type { Deployment } from '../tsdb/helpers/tsdb-model.js';
 
 /** Memstores, files and regions small enough that flushes, compactions and splits happen in a run. */
 const TINY_STORE = 'horae.storage.memstore_flush_bytes = 4096\nhorae.storage.region_split_bytes = 16384\nhorae.storage.lsm_compaction_min_files = 2';
+
+/** 5 h by default, sys.cpu.* 3 h, m.net forever (the runs span about 10 hours of the fake clock). */
+const RETENTION: Retention = { defaultMs: 5 * 3_600_000, exact: { 'm.net': undefined }, prefixes: { 'sys.cpu.': 3 * 3_600_000 }, dropsExpired: true };
 
 function storeOptions(config: string): Partial<EmbeddedOptions> {
   return { ...parseConfigText(config, 'model.conf').store, blockSizeBytes: 512, maintenanceIntervalMs: 0 };
@@ -54,11 +58,12 @@ async function splitCheck(store: Store, config: string): Promise<void> {
   expect((await (await store.openTable(data!)).regions()).length, 'regions of the data table split').toBeGreaterThan(1);
 }
 
-function embedded(name: string, config: string, engine: Partial<EmbeddedOptions> = {}): Deployment {
+function embedded(name: string, config: string, engine: Partial<EmbeddedOptions> = {}, retention?: Retention): Deployment {
   const dir = mkdtempSync(join(tmpdir(), 'horae-model-store-'));
   const opts = { ...storeOptions(config), ...engine, dir };
   return {
-    name, config, persistent: true, ...skips(config),
+    name, config: retention === undefined ? config : `${config}\n${retentionConfig(retention)}`, persistent: true, ...skips(config),
+    ...(retention === undefined ? {} : { retention }),
     open: (clock) => openEmbeddedStore({ ...opts, clock }),
     close: (s) => s.close(),
     verify: (s) => splitCheck(s, config),
@@ -86,8 +91,8 @@ const DEPLOYMENTS: Array<[string, (name: string) => Deployment]> = [
     (n) => memory(n, `horae.query.exact_max_rows = 0\nhorae.query.decode_threads = 0\nhorae.salt.width = 0\n${EAGER_HOURS}`)],
   ['embedded, decode workers on every scan, 4 salt buckets, buffered, flushes on the main thread, tiny store',
     (n) => embedded(n, `horae.query.decode_threads = 1\nhorae.query.parallel_min_rows = 1\nhorae.salt.buckets = 4\nhorae.write.durability = buffered\n${TINY_STORE}\n${QUIET_HOURS}`, { backgroundThreads: 0 })],
-  ['embedded, scans only, eager hour compaction, flushes on a worker, tiny store',
-    (n) => embedded(n, `horae.query.exact_max_rows = 0\nhorae.query.decode_threads = 0\n${EAGER_HOURS}\n${TINY_STORE}`)],
+  ['embedded, scans only, eager hour compaction, flushes on a worker, retention, tiny store',
+    (n) => embedded(n, `horae.query.exact_max_rows = 0\nhorae.query.decode_threads = 0\n${EAGER_HOURS}\n${TINY_STORE}`, {}, RETENTION)],
   ['embedded on an error-injecting file system, tiny store',
     (n) => onErrorFs(n, `horae.query.decode_threads = 0\n${TINY_STORE}\n${QUIET_HOURS}`)],
 ];

@@ -9,7 +9,12 @@ import { http } from './tsdb-model-wire.js';
 
 interface LastAnswer { metric: string; tags: Tags; timestamp: number; value: string }
 
-export async function checkLast(port: number, ref: ReferenceStore, metric: string, tags: Tags, backScan: number, nowMs: number): Promise<string | undefined> {
+/**
+ * /api/query/last against the reference. Points before `keptFromMs` may have expired
+ * (retention): where the reference's newest point is one of them, no answer or any point
+ * before it is right too.
+ */
+export async function checkLast(port: number, ref: ReferenceStore, metric: string, tags: Tags, backScan: number, nowMs: number, keptFromMs: number): Promise<string | undefined> {
   const body = JSON.stringify({ queries: [{ metric, tags }], resolveNames: true, backScan });
   const rep = await http(port, 'POST', '/api/query/last', body);
   // An unknown metric fails; unknown tag names match nothing (or fail).
@@ -26,8 +31,9 @@ export async function checkLast(port: number, ref: ReferenceStore, metric: strin
     const g = gotBy.get(k);
     const p = w.point;
     const wantText = p.int ? String(p.big) : String(p.v);
-    if (g === undefined) return `${k}: no answer, want ${p.t} ${wantText}`;
     gotBy.delete(k);
+    if (p.t < keptFromMs && (g === undefined || g.timestamp < keptFromMs)) continue;
+    if (g === undefined) return `${k}: no answer, want ${p.t} ${wantText}`;
     const sameValue = p.int ? /^-?\d+$/.test(g.value) && BigInt(g.value) === p.big : /[.E]/.test(g.value) && Number(g.value) === p.v;
     if (g.timestamp !== p.t || !sameValue) return `${k}: ${g.timestamp} ${g.value}, want ${p.t} ${wantText}`;
   }

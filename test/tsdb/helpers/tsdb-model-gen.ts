@@ -107,8 +107,8 @@ export class World {
     return /[.e]/.test(s) ? s : `${s}.0`;
   }
 
-  /** A random /api/query, or undefined when the draw made none. */
-  query(nowMs: number): GenQuery {
+  /** A random /api/query; `minStartMs` (an hour's start) moves its window past a metric's expired hours. */
+  query(nowMs: number, minStartMs?: (metric: string) => number): GenQuery {
     const r = this.r;
     let startMs = nowMs - r.int(7 * HOUR) - r.int(1000);
     if (r.chance(0.2)) startMs -= startMs % (r.chance(0.5) ? HOUR : 60_000);
@@ -140,6 +140,13 @@ export class World {
       rate = counter
         ? { counter, counterMax: r.chance(0.5) ? 1_000_000 : undefined, resetValue: r.chance(0.3) ? 50 : undefined, dropResets: r.chance(0.3) }
         : { counter: false, dropResets: false };
+    }
+    // Past expired hours; an interval that does not divide the hour aligns the scan's start
+    // down into the hour before.
+    const floor = (minStartMs?.(metric) ?? -Infinity) + (downsample !== undefined && !downsample.all && HOUR % downsample.intervalMs !== 0 ? HOUR : 0);
+    if (startMs < floor) {
+      endMs += floor - startMs;
+      startMs = floor;
     }
     const filters = this.filters();
     const ref: RefQuery = { startMs, endMs, metric, aggregator, filters: filters.map((f) => f.ref), downsample, rate };

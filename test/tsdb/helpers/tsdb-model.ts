@@ -48,6 +48,8 @@ export interface Deployment {
   close(store: Store): Promise<void>;
   /** The file system errors are injected into, when the store runs on one. */
   readonly errors?: ErrorFileSystem;
+  /** Retention, when the config sets one (its keys come from retentionConfig()). */
+  readonly retention?: Retention;
   /** Why delete queries are left out of this deployment's runs, when they are. */
   readonly skipDeletes?: string;
   /** Checks at the end of a run (e.g. that regions split). */
@@ -97,6 +99,31 @@ export function skips(config: string): { skipDeletes?: string } {
 
 class Divergence extends Error {}
 
+/** How long each metric's points are kept (ms; undefined: forever), as the model reads it. */
+export interface Retention {
+  readonly defaultMs?: number;
+  /** Exact metric names, then name prefixes (`sys.cpu.` for `sys.cpu.*`): the longest wins. */
+  readonly exact: Readonly<Record<string, number | undefined>>;
+  readonly prefixes: Readonly<Record<string, number | undefined>>;
+  /** Expired rows must be gone after a flush and a major compaction. */
+  readonly dropsExpired: boolean;
+}
+
+const msText = (ms: number | undefined): string => (ms === undefined ? 'forever' : `${ms / HOUR}h`);
+
+/** The config keys of a retention (horae.retention, horae.retention.metrics). */
+export function retentionConfig(r: Retention): string {
+  const rules = [...Object.entries(r.exact).map(([m, ms]) => `${m}=${msText(ms)}`), ...Object.entries(r.prefixes).map(([p, ms]) => `${p}*=${msText(ms)}`)];
+  return `horae.retention = ${r.defaultMs === undefined ? '' : msText(r.defaultMs)}\nhorae.retention.metrics = ${rules.join(', ')}`;
+}
+
+function retentionOf(r: Retention | undefined, metric: string): number | undefined {
+  if (r === undefined) return undefined;
+  if (metric in r.exact) return r.exact[metric];
+  const p = Object.keys(r.prefixes).filter((x) => metric.startsWith(x)).sort((a, b) => b.length - a.length)[0];
+  return p !== undefined ? r.prefixes[p] : r.defaultMs;
+}
+
 /** Seeds per configuration: TEST_SEED pins one; TSDB_MODEL_SEEDS=n runs n (default 1) from `base`. */
 export function modelSeeds(base: number): number[] {
   const pinned = process.env.TEST_SEED;
@@ -142,6 +169,13 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
       `replay: TEST_SEED=${o.seed} npx vitest run <this file> -t '${dep.name}'\n` +
       `operations up to it:\n${log.slice(-15).join('\n')}`,
     );
+  };
+  /** Rows of hours before this have expired by now (may be gone), the others are kept; -Infinity without retention. */
+  const expiredBefore = (metric: string): number => {
+    const ms = retentionOf(dep.retention, metric);
+    if (ms === undefined) return -Infinity;
+    const b = clock.now - ms;
+    return b - (b % HOUR);
   };
   const injectedSinceOpen = (): boolean => dep.errors !== undefined && dep.errors.injected() > injectedAtOpen;
   const port = (): number => server!.port;
@@ -287,7 +321,7 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
   /** Every point of every series, read back with aggregator none: nothing acknowledged lost, nothing deleted back. */
   const fullCheck = async (why: string): Promise<void> => {
     for (const metric of [...ref.names.metric].sort()) {
-      const q: RefQuery = { startMs: T0 - 12 * HOUR, endMs: clock.now + 2 * HOUR, metric, aggregator: 'none', filters: [] };
+      const q: RefQuery = { startMs: Math.max(T0 - 12 * HOUR, expiredBefore(metric)), endMs: clock.now + 2 * HOUR, metric, aggregator: 'none', filters: [] };
       const body = `{"start":${q.startMs},"end":${q.endMs},"msResolution":true,"queries":[{"metric":"${metric}","aggregator":"none"}]}`;
       log.push(`${step}: check everything (${why}): POST ${body}`);
       const rep = await http(port(), 'POST', '/api/query', body);
@@ -299,6 +333,31 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
       const want = ref.query(q);
       const diff = compareQuery(rep.text, 'error' in want ? [] : want, { msResolution: true, nanAsNull: false, looseLongs: false });
       if (diff !== undefined) fail(`full read of ${metric} (${why}) differs: ${diff}`);
+    }
+  };
+
+  /** After a flush and a major compaction, no point of an expired hour row may be left. */
+  const expiryCheck = async (): Promise<void> => {
+    log.push(`${step}: flush, major compaction, then expired rows must be gone`);
+    try {
+      await server!.tsdb.data.flush();
+      await server!.tsdb.data.compact({ major: true });
+    } catch (err) {
+      if (!injectedSinceOpen()) fail(`flush or compaction failed: ${(err as Error).message}`);
+      return;
+    }
+    for (const metric of [...ref.names.metric].sort()) {
+      const before = expiredBefore(metric);
+      if (before === -Infinity || before <= T0 - 12 * HOUR) continue;
+      const body = `{"start":${T0 - 12 * HOUR},"end":${before - 1},"msResolution":true,"queries":[{"metric":"${metric}","aggregator":"none"}]}`;
+      log.push(`${step}: expired rows gone: POST ${body}`);
+      const rep = await http(port(), 'POST', '/api/query', body);
+      if (rep.status !== 200) {
+        if (injectedSinceOpen()) continue;
+        fail(`expired read: ${rep.status} ${rep.text.slice(0, 300)}`);
+      }
+      const left = (JSON.parse(rep.text) as Array<{ tags: Tags; dps: Record<string, number> }>).filter((o) => Object.keys(o.dps).length > 0);
+      if (left.length > 0) fail(`points of expired hours (before ${before}) of ${metric} still there after a major compaction: ${left.map((o) => `${JSON.stringify(o.tags)} ${Object.keys(o.dps).slice(0, 3).join(',')}…`).join('; ')}`);
     }
   };
 
@@ -322,9 +381,9 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
         await put(how, pts);
       } else if (x < 720) {
         count('query');
-        await query(world.query(clock.now), false);
+        await query(world.query(clock.now, expiredBefore), false);
       } else if (x < 760) {
-        const q = world.query(clock.now);
+        const q = world.query(clock.now, expiredBefore);
         if (dep.skipDeletes !== undefined) continue;
         count('delete');
         await query(q, true);
@@ -334,7 +393,7 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
         const tags: Tags = Object.fromEntries(Object.entries(s.tags).filter(() => r.chance(0.5)));
         const backScan = r.chance(0.5) ? 0 : 1 + r.int(8);
         log.push(`${step}: last ${s.metric} ${JSON.stringify(tags)} backScan ${backScan} now ${clock.now}`);
-        const d = await checkLast(port(), ref, s.metric, tags, backScan, clock.now);
+        const d = await checkLast(port(), ref, s.metric, tags, backScan, clock.now, expiredBefore(s.metric));
         if (d !== undefined && !injectedSinceOpen()) fail(`/api/query/last differs: ${d}`);
       } else if (x < 840) {
         count('lookup');
@@ -353,7 +412,8 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
         }
       } else if (x < 890) {
         count('rename');
-        const kind = world.pick(['metric', 'tagk', 'tagv'] as const);
+        // Retention rules name metrics: a renamed one would change its rule at the next open.
+        const kind = world.pick(dep.retention !== undefined ? ['tagk', 'tagv'] as const : ['metric', 'tagk', 'tagv'] as const);
         const names = [...ref.names[kind]].sort();
         if (names.length === 0) continue;
         const from = world.pick(names);
@@ -363,6 +423,9 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
         const rep = await http(port(), 'GET', path);
         if (rep.status === 200) ref.rename(kind, from, to);
         else if (!injectedSinceOpen() || rep.status < 500) fail(`rename: ${rep.status} ${rep.text.slice(0, 300)}`);
+      } else if (x < 895 && dep.retention?.dropsExpired === true) {
+        count('expiry');
+        await expiryCheck();
       } else if (x < 900) {
         count('dropcaches');
         log.push(`${step}: dropcaches`);
@@ -386,6 +449,7 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
     }
     dep.errors?.clearRules();
     await fullCheck('at the end');
+    if (dep.retention?.dropsExpired === true) await expiryCheck();
     if (dep.persistent) {
       await restart();
       await fullCheck('after the last restart');
