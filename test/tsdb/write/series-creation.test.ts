@@ -6,7 +6,7 @@
  * listed once the calls resolve; errors stay per series.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { readSeries } from '../../../tsdb/read/series-reader.js';
+import { readSeries } from '../../../tsdb/query/series-reader.js';
 import { openFixture, pt } from '../helpers/tsdb-fixture.js';
 
 const T0 = 1_356_998_400;
