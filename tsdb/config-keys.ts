@@ -105,6 +105,10 @@ export const CONFIG_KEYS = {
     key: 'horae.storage.memstore_total_bytes', part: 'store', type: 'int', min: 4096, max: 2 ** 40, default: E.memstoreTotalBytes,
     help: 'all memstores together; the largest is flushed beyond it, writers wait at twice it',
   },
+  memstoreIdleFlushMs: {
+    key: 'horae.storage.memstore_idle_flush_ms', part: 'store', type: 'int', min: 0, max: 2 ** 31, default: E.memstoreIdleFlushMs,
+    help: 'a region\'s memstore that took no write for this long is flushed (0: never), so a server left alone reaches its compact state',
+  },
   walFileBytes: {
     key: 'horae.storage.wal_file_bytes', part: 'store', type: 'int', min: 4096, max: 2 ** 31, default: E.walFileBytes,
     help: 'the WAL rolls to a new file past this size',

@@ -426,6 +426,7 @@ export class Engine {
       const to = e < n ? rowStart[e]! : batch.count;
       const mem = region.active;
       if (to > from) mem.addRun(payload, entries, from, to);
+      mem.lastWriteMs = now;
       region.counters.cellsWritten += to - from;
       region.counters.writeRequests += e - r;
       if (mem.sizeBytes >= this.opts.memstoreFlushBytes) this.maybeFlush(region);
@@ -1169,10 +1170,16 @@ export class Engine {
     if (this.closed || this.fatal !== undefined) return;
     const now = this.clock();
     for (const r of this.allRegions()) {
-      if (!r.active.empty && now - r.active.createdAtMs >= this.opts.memstoreMaxAgeMs) this.maybeFlush(r, true);
+      if (!r.active.empty && (now - r.active.createdAtMs >= this.opts.memstoreMaxAgeMs || this.idleLongEnough(r.active, now))) this.maybeFlush(r, true);
       else if (!r.flushing && !r.compacting) this.maybeCompact(r);
     }
     this.track(this.rollIdleWal());
+  }
+
+  /** A memstore that took no write for `memstoreIdleFlushMs` (0: never). */
+  private idleLongEnough(m: Memstore, now: number): boolean {
+    const idle = this.opts.memstoreIdleFlushMs;
+    return idle > 0 && now - m.lastWriteMs >= idle;
   }
 
   /** Waits until no flush, compaction or manifest write is running (tests, close). */

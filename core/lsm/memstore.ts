@@ -66,6 +66,8 @@ export class Memstore {
   maxTs = -Infinity;
   deletions = 0;
   readonly createdAtMs: number;
+  /** The engine's clock at the last write into this memstore (its creation before any). */
+  lastWriteMs: number;
   /**
    * Regions holding this memstore: a split hands its parent's memstores to both children
    * unchanged (each reads its own range), so sizes are charged to each holder in shares.
@@ -81,6 +83,7 @@ export class Memstore {
 
   constructor(nowMs = Date.now(), options: MemstoreOptions = {}) {
     this.createdAtMs = nowMs;
+    this.lastWriteMs = nowMs;
     this.arena = new SlabArena(options.slabMinBytes, options.slabMaxBytes);
   }
 

@@ -23,6 +23,12 @@ export interface EngineOptions {
   readonly memstoreStallBytes?: number;
   /** A memstore older than this is flushed, so old WAL files can go. Default 1 h. */
   readonly memstoreMaxAgeMs?: number;
+  /**
+   * A region's memstore that took no write for this long is flushed (checked every
+   * `maintenanceIntervalMs`), so a store left alone after a load reaches its compact state
+   * (every cell in files, the WAL gone) by itself. 0 turns it off. Default 30 s.
+   */
+  readonly memstoreIdleFlushMs?: number;
 
   /** The WAL rolls to a new file past this size. Default 64 MiB. */
   readonly walFileBytes?: number;
@@ -86,6 +92,7 @@ export const DEFAULT_ENGINE_OPTIONS = {
   memstoreFlushBytes: 32 << 20,
   memstoreTotalBytes: 256 << 20,
   memstoreMaxAgeMs: 3_600_000,
+  memstoreIdleFlushMs: 30_000,
   walFileBytes: 64 << 20,
   maxWalFiles: 8,
   bufferedWindowMs: 100,
