@@ -1,10 +1,14 @@
 /**
- * Hour compaction: once a series-hour is closed, its cells (single points, OpenTSDB
- * compacted columns, an earlier compressed cell) are rewritten as ONE compressed hour
- * cell (tsdb/SCHEMA.md "Compressed hour cell"), in one atomic row mutation that puts the
- * new cell and deletes each consumed cell up to the version that was read — so a point
- * written meanwhile survives, and a later point lands next to the compressed cell and is
- * merged on the next pass. Reads see the same points before and after.
+ * The read-back hour compactor, for stores that do not compress rows themselves (Bigtable,
+ * the memory store, and data tables created before row transforms; compact/hour-transform.ts
+ * is the embedded store's way): once a series-hour is closed, its cells (single points,
+ * OpenTSDB compacted columns, earlier compressed cells) are rewritten as ONE compressed
+ * cell (tsdb/SCHEMA.md "Suffixed hour cells") by one check-and-put per row that puts the
+ * new cell under a fresh qualifier and deletes each consumed cell up to the version read,
+ * applied only while the newest consumed cell is still as read (compactionOf). A point
+ * written meanwhile survives and is merged on the next pass; any number of servers may run
+ * it at once (on by default): a row two of them read is rewritten by one, and a row
+ * deleted after the read is not written back. Reads see the same points before and after.
  *
  * Which rows: the writer reports each (row, hour) when a series first writes into it and
  * touches it on every write (markDirty). A row is due when its hour ended more than
@@ -16,8 +20,9 @@
 import type { Cell, Mutation, Table } from '../../core/api/store.js';
 import type { TsdbConfig } from '../config.js';
 import { encodeHourBlock } from '../codec/hour-codec.js';
-import { mergeRowCells, isDataPointCell } from '../query/row-merge.js';
-import { HOUR_CELL_QUALIFIER, HOUR_CELL_QUALIFIER_BYTE, isHourCellQualifier } from '../schema/qualifier.js';
+import { randomFillSync } from 'node:crypto';
+import { compareWriteOrder, mergeRowCells, isDataPointCell } from '../query/row-merge.js';
+import { hourCellQualifier, isHourCellQualifier } from '../schema/qualifier.js';
 import { baseTimeOfKey } from '../schema/row-key.js';
 import type { SchemaWidths } from '../schema/widths.js';
 import { DATA_FAMILY } from '../tables.js';
@@ -43,13 +48,17 @@ export interface HourCompactorStats {
   readonly passes: number;
   readonly errors: number;
   readonly dirtyOverflows: number;
+  /** Rows another compactor (or a delete) changed between this one's read and write: left as they were. */
+  readonly racesLost?: number;
   readonly lastError?: string;
 }
 
 /** What markDirty hands out while the dirty set is full: sweep() finds those rows. */
 const OVERFLOW_MARK: DirtyMark = { lastWriteMs: 0, live: true };
-/** Rows fetched and rewritten per mutate. */
+/** Rows fetched per get. */
 const BATCH_ROWS = 256;
+/** Rows whose check-and-put is in flight at once. */
+const PARALLEL_ROWS = 32;
 /** The dirty set stops growing here; sweep() finds the rest. */
 const MAX_DIRTY_ROWS = 2_000_000;
 
@@ -82,6 +91,7 @@ export class HourCompactor implements HourCompaction {
   private passes = 0;
   private errors = 0;
   private dirtyOverflows = 0;
+  private racesLost = 0;
   private lastError: string | undefined;
 
   constructor(deps: HourCompactorDeps) {
@@ -154,6 +164,7 @@ export class HourCompactor implements HourCompaction {
       passes: this.passes,
       errors: this.errors,
       dirtyOverflows: this.dirtyOverflows,
+      racesLost: this.racesLost,
       ...(this.lastError === undefined ? {} : { lastError: this.lastError }),
     };
   }
@@ -227,21 +238,31 @@ export class HourCompactor implements HourCompaction {
     if (pending.length > 0) await this.compactRows(pending);
   }
 
-  /** Reads `keys` and rewrites each as one compressed cell. */
+  /**
+   * Reads `keys` and rewrites each as one compressed cell, each row in one check-and-put
+   * that applies only while the newest cell read is still as read (compactionOf), so any
+   * number of compactors may run at once: the loser of a race changes nothing.
+   */
   private async compactRows(keys: readonly Uint8Array[]): Promise<void> {
     const rows = await this.deps.data.get(keys, { families: [DATA_FAMILY] });
-    const muts: Array<{ key: Uint8Array; mutations: Mutation[] }> = [];
+    const durability = { durability: 'buffered' } as const;
+    const work: Array<Promise<void>> = [];
     for (let i = 0; i < keys.length; i++) {
       const row = rows[i];
       if (row === undefined || !needsCompaction(row.cells)) continue;
-      const mutations = compactionMutations(row.cells);
-      if (mutations === undefined) continue;
-      muts.push({ key: keys[i]!, mutations: mutations.mutations });
-      this.pointsCompacted += mutations.points;
+      const c = compactionOf(row.cells);
+      const key = keys[i]!;
+      work.push(this.deps.data.checkAndPut(key, { family: DATA_FAMILY, qualifier: c.check.qualifier }, c.check.value, c.mutations, durability).then((applied) => {
+        if (!applied) {
+          this.racesLost++;
+          return;
+        }
+        this.rowsCompacted++;
+        this.pointsCompacted += c.points;
+      }));
+      if (work.length >= PARALLEL_ROWS) await Promise.all(work.splice(0));
     }
-    if (muts.length === 0) return;
-    await this.deps.data.mutate(muts, { durability: 'buffered' });
-    this.rowsCompacted += muts.length;
+    await Promise.all(work);
   }
 }
 
@@ -258,24 +279,29 @@ export function needsCompaction(cells: readonly Cell[]): boolean {
 }
 
 /**
- * The mutations that replace a row's data-point cells by one compressed cell: the put
- * (versioned at the newest consumed cell's time) and a delete of every other consumed
- * cell up to the version read. Annotations and unknown cells are left alone.
+ * How a row's data-point cells become one compressed cell (tsdb/SCHEMA.md "Suffixed hour
+ * cells"): a put under a fresh qualifier (`0c` + 8 random bytes), versioned at the newest
+ * consumed cell's time, and a delete of exactly each consumed cell up to the version read;
+ * to be applied only while `check` (the newest consumed cell) still holds the value read.
+ * So two compactors that read the same cells cannot both apply (the second finds the
+ * check cell gone), a delete of the row after the read makes the check fail (nothing is
+ * written back), and a point written meanwhile is a newer version that no delete reaches.
+ * Annotations and unknown cells are left alone.
  */
-export function compactionMutations(cells: readonly Cell[]): { mutations: Mutation[]; points: number } | undefined {
+export function compactionOf(cells: readonly Cell[]): { mutations: Mutation[]; points: number; check: Cell } {
   const block = mergeRowCells(cells);
   const mutations: Mutation[] = [];
-  let newest = 0;
+  let check: Cell | undefined;
   for (const c of cells) {
     if (!isDataPointCell(c.qualifier)) continue;
-    if (c.timestamp > newest) newest = c.timestamp;
-    if (c.qualifier.length === 1 && c.qualifier[0] === HOUR_CELL_QUALIFIER_BYTE) continue;
+    if (check === undefined || compareWriteOrder(c, check) > 0) check = c;
     mutations.push({ type: 'deleteCell', family: DATA_FAMILY, qualifier: c.qualifier, upTo: c.timestamp });
   }
-  if (block.count === 0) {
-    mutations.push({ type: 'deleteCell', family: DATA_FAMILY, qualifier: HOUR_CELL_QUALIFIER, upTo: newest });
-  } else {
-    mutations.unshift({ type: 'put', family: DATA_FAMILY, qualifier: HOUR_CELL_QUALIFIER, value: encodeHourBlock(block), timestamp: newest });
+  if (check === undefined) throw new Error('BUG: compactionOf a row without data cells');
+  if (block.count > 0) {
+    const qualifier = hourCellQualifier(0);
+    randomFillSync(qualifier, 1, 8);
+    mutations.unshift({ type: 'put', family: DATA_FAMILY, qualifier, value: encodeHourBlock(block), timestamp: check.timestamp });
   }
-  return { mutations, points: block.count };
+  return { mutations, points: block.count, check };
 }
