@@ -21,6 +21,7 @@ import { DecodePool } from './query/decode-pool.js';
 import { LastValues } from './meta/last-values.js';
 import { NewestHours, tsuidKeyOfRowKey } from './meta/newest-hours.js';
 import { metaTableSpec } from './meta/series-index.js';
+import { FEED_POLL_MS, changesTableSpec } from './meta/change-log.js';
 import { Catalog } from './catalog/catalog.js';
 import type { KeptByMetric } from './catalog/catalog.js';
 import { MAX_SERIES_PLANS } from './query/series-plan.js';
@@ -95,7 +96,7 @@ export class Tsdb {
   private decodePool: DecodePool | undefined;
   private ownsDecodePool = true;
 
-  private constructor(store: Store, config: TsdbConfig, data: Table, uid: Table, meta: Table, now: () => number, storeCompresses: boolean) {
+  private constructor(store: Store, config: TsdbConfig, data: Table, uid: Table, meta: Table, changes: Table | undefined, now: () => number, storeCompresses: boolean) {
     this.store = store;
     this.config = config;
     this.now = now;
@@ -104,7 +105,10 @@ export class Tsdb {
     this.uid = uid;
     // Where this process is the store's one writer, what it wrote can be kept (capabilities.singleWriter).
     const singleWriter = store.capabilities.singleWriter;
-    this.catalog = new Catalog<SeriesEntry>({ uid, meta, widths: this.widths, config, singleWriter });
+    this.catalog = new Catalog<SeriesEntry>({ uid, meta, widths: this.widths, config, singleWriter, ...(changes === undefined ? {} : { changes, now }) });
+    this.catalog.onRemoteChange((c) => {
+      if (c.kind === 'delete' || c.kind === 'unknown') this.forgetNewestPoints();
+    });
     this.metrics = this.catalog.metrics;
     this.tagks = this.catalog.tagks;
     this.tagvs = this.catalog.tagvs;
@@ -151,7 +155,10 @@ export class Tsdb {
     // NB: a data table created before row transforms names none: it keeps the read-back compactor.
     const storeCompresses = store.capabilities.rowTransforms === true &&
       data.spec.families.some((f) => f.name === DATA_FAMILY && f.transform === DATA_TRANSFORM);
-    const tsdb = new Tsdb(store, config, data, uid, meta, opts.now ?? Date.now, storeCompresses);
+    // Where other servers may write too, changes are logged for them (meta/change-log.ts).
+    const changes = store.capabilities.singleWriter ? undefined : await store.createTable(changesTableSpec(), { ifNotExists: true });
+    const tsdb = new Tsdb(store, config, data, uid, meta, changes, opts.now ?? Date.now, storeCompresses);
+    await tsdb.catalog.startFeed(opts.background === false ? undefined : FEED_POLL_MS);
     if (opts.decodePool !== undefined) {
       tsdb.decodePool = opts.decodePool;
       tsdb.ownsDecodePool = false;
@@ -191,11 +198,23 @@ export class Tsdb {
   }
 
   /**
-   * Rows of the data table were deleted (DELETE /api/query): the newest points kept for
-   * /api/query/last may be gone. Whatever deletes data rows must call this.
+   * Rows of these series (TSUIDs) were deleted from the data table (DELETE /api/query): the
+   * newest points kept for /api/query/last may be gone, here and on the other servers
+   * (change log). Whatever deletes data rows must call this.
    */
-  rowsDeleted(): void {
+  async rowsDeleted(tsuids: readonly Uint8Array[]): Promise<void> {
+    this.forgetNewestPoints();
+    await this.catalog.rowsDeleted(tsuids);
+  }
+
+  /** Renames a UID, keeping its id (catalog.rename: every server hears of it). */
+  renameUid(kind: UidKind, from: string, to: string): Promise<void> {
+    return this.catalog.rename(kind, from, to);
+  }
+
+  private forgetNewestPoints(): void {
     this.lastValues?.clear();
+    this.newestHours?.distrustAll();
   }
 
   /** Every cache of the layer emptied (HTTP /api/dropcaches, telnet dropcaches, fsck). */
@@ -270,6 +289,7 @@ export class Tsdb {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.catalog.stopFeed();
     await this.compactor.stop();
     if (this.ownsDecodePool) await this.decodePool?.close();
   }

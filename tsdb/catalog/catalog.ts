@@ -10,9 +10,12 @@
  * (holds()). A rename and dropCaches touch everything. Recording a new series of metric M
  * touches M only: a new series of one metric leaves the plans of every other metric
  * alone. Assigning a UID touches nothing by itself: no series carries the new UID until
- * one is recorded, which touches its metric. Series sets (plans, counts) are kept only
- * where this process is the store's one writer (capabilities.singleWriter); elsewhere
- * another server's new series would touch nothing here.
+ * one is recorded, which touches its metric. Series sets (the index's in-memory copy,
+ * plans, counts) are kept where this process is the store's one writer
+ * (capabilities.singleWriter) or hears of the other writers' changes: on other stores
+ * every new series, rename and delete is also appended to the change log
+ * (meta/change-log.ts), and the changes other servers logged are applied here as if made
+ * here (applyRemote), within FEED_POLL_MS plus two reads.
  *
  * dropCaches empties every cache (HTTP /api/dropcaches, telnet dropcaches and fsck reach
  * the same call); a rename drops the series entries and byte caches too, so a put to the
@@ -21,6 +24,9 @@
 import { latin1 } from '../../core/api/bytes.js';
 import type { Table } from '../../core/api/store.js';
 import type { TsdbConfig } from '../config.js';
+import { randomBytes } from 'node:crypto';
+import { ChangeFeed, ChangeLog, WRITER_ID_BYTES } from '../meta/change-log.js';
+import type { Change, ChangeFeedStats } from '../meta/change-log.js';
 import { SeriesIndex } from '../meta/series-index.js';
 import { rowKeyFromTsuid } from '../schema/row-key.js';
 import type { SchemaWidths } from '../schema/widths.js';
@@ -36,6 +42,10 @@ export interface CatalogOptions {
   readonly widths: SchemaWidths;
   readonly config: Pick<TsdbConfig, 'uidWidthMetric' | 'uidWidthTagk' | 'uidWidthTagv' | 'uidCacheEntries' | 'seriesCacheEntries'>;
   readonly singleWriter: boolean;
+  /** The change log table (meta/change-log.ts), where others may write the store. */
+  readonly changes?: Table;
+  /** Wall clock in ms, for the change feed. */
+  readonly now?: () => number;
 }
 
 /** How long a metric's series count is reused where another process may add series. */
@@ -52,6 +62,12 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
   readonly widths: SchemaWidths;
   /** True when this process is the store's one writer (capabilities.singleWriter). */
   readonly singleWriter: boolean;
+  /** True where series sets are kept: one writer, or a change feed from the others. */
+  readonly keepsSeries: boolean;
+  private readonly log: ChangeLog | undefined;
+  private readonly feed: ChangeFeed | undefined;
+  /** Told of the other servers' changes after the catalog applied them (the Tsdb's own caches). */
+  private remoteListener: ((c: Change) => void) | undefined;
   /** Counts every touch; a stamp is its value. */
   private changes = 0;
   /** The stamp of the last touch of everything. */
@@ -66,11 +82,16 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
     const c = o.config;
     this.widths = o.widths;
     this.singleWriter = o.singleWriter;
+    if (!o.singleWriter && o.changes !== undefined) {
+      this.log = new ChangeLog(o.changes, randomBytes(WRITER_ID_BYTES), o.widths.metric);
+      this.feed = new ChangeFeed(this.log, (c) => this.applyRemote(c), o.now);
+    }
+    this.keepsSeries = o.singleWriter || this.feed !== undefined;
     const renamed = (): void => this.touchEverything();
     this.metrics = new UidTable(o.uid, 'metric', c.uidWidthMetric, c.uidCacheEntries, renamed);
     this.tagks = new UidTable(o.uid, 'tagk', c.uidWidthTagk, c.uidCacheEntries, renamed);
     this.tagvs = new UidTable(o.uid, 'tagv', c.uidWidthTagv, c.uidCacheEntries, renamed);
-    this.index = new SeriesIndex(o.meta, o.widths.metric, { cache: o.singleWriter });
+    this.index = new SeriesIndex(o.meta, o.widths.metric, { cache: this.keepsSeries });
     this.series = new SeriesEntries<E>(c.seriesCacheEntries);
     this.names = new SeriesNameCache(o.widths, this.tagks, this.tagvs, this);
   }
@@ -100,6 +121,73 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
   async recordSeries(tsuids: readonly Uint8Array[], nowMs: number): Promise<void> {
     if (tsuids.length === 0) return;
     await this.index.record(tsuids, nowMs);
+    this.touchMetricsOf(tsuids);
+    await this.log?.append({ kind: 'series', tsuids });
+  }
+
+  /** Renames a UID, keeping the id; every server hears of it (change log). */
+  async rename(kind: UidKind, from: string, to: string): Promise<void> {
+    const id = await this.uidTable(kind).rename(from, to);
+    await this.log?.append({ kind: 'rename', uidKind: kind, id, from, to });
+  }
+
+  /** Data rows of these series were deleted: the other servers hear of it (change log). */
+  async rowsDeleted(tsuids: readonly Uint8Array[]): Promise<void> {
+    if (tsuids.length > 0) await this.log?.append({ kind: 'delete', tsuids });
+  }
+
+  /** Starts reading the other servers' changes (from now on); with `everyMs`, on a timer. */
+  async startFeed(everyMs?: number): Promise<void> {
+    await this.feed?.start(everyMs);
+  }
+
+  async stopFeed(): Promise<void> {
+    await this.feed?.stop();
+  }
+
+  /** Applies what the other servers logged since the last poll (the feed's timer does it on its own). */
+  async pollChanges(): Promise<void> {
+    await this.feed?.poll();
+  }
+
+  /** `fn` hears of every change of another server, after the catalog applied it. */
+  onRemoteChange(fn: (c: Change) => void): void {
+    this.remoteListener = fn;
+  }
+
+  /** The change feed's counters (undefined where there is none). */
+  feedStats(): (ChangeFeedStats & { readonly appended: number }) | undefined {
+    const s = this.feed?.stats();
+    return s === undefined ? undefined : { ...s, appended: this.log!.appendedCount };
+  }
+
+  /** Another server's change, applied to what is kept here as if it were made here. */
+  private applyRemote(c: Change): void {
+    switch (c.kind) {
+      case 'series':
+        this.index.addRecorded(c.tsuids);
+        this.touchMetricsOf(c.tsuids);
+        break;
+      case 'metrics':
+        for (const m of c.metricUids) {
+          this.index.forget(m);
+          this.metricTouched.set(latin1(m), ++this.changes);
+        }
+        break;
+      case 'rename':
+        this.uidTable(c.uidKind).dropCaches();
+        this.touchEverything();
+        break;
+      case 'unknown':
+        this.dropCaches();
+        break;
+      case 'delete':
+        break;
+    }
+    this.remoteListener?.(c);
+  }
+
+  private touchMetricsOf(tsuids: readonly Uint8Array[]): void {
     const w = this.widths.metric;
     for (const t of tsuids) this.metricTouched.set(latin1(t.subarray(0, w)), ++this.changes);
   }
@@ -109,12 +197,13 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
     this.metrics.dropCaches();
     this.tagks.dropCaches();
     this.tagvs.dropCaches();
+    this.index.forgetAll();
     this.touchEverything();
   }
 
   /**
    * A cache of values derived from one metric's series (a query's series plan), kept while
-   * the catalog holds them; empty where another process may write (not singleWriter).
+   * the catalog holds them; empty where series sets are not kept (keepsSeries).
    */
   keepByMetric<V>(maxEntries: number): KeptByMetric<V> {
     const k = new KeptByMetric<V>(this, maxEntries);
@@ -131,14 +220,14 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
 
   /**
    * Series of a metric in the series index, counted up to `upTo`. Repeated queries of one
-   * metric reuse the count while the metric is untouched (single writer) or for a few
-   * seconds (elsewhere: a count only grows, so a stale one errs low).
+   * metric reuse the count while the metric is untouched (where series sets are kept) or
+   * for a few seconds (elsewhere: a count only grows, so a stale one errs low).
    */
   async seriesCount(metricUid: Uint8Array, upTo: number): Promise<number> {
     const id = latin1(metricUid);
     const now = performance.now();
     const c = this.counts.get(id);
-    const fresh = c !== undefined && (this.singleWriter ? this.holds(c.at, metricUid) : now - c.ms < SERIES_COUNT_TTL_MS);
+    const fresh = c !== undefined && (this.keepsSeries ? this.holds(c.at, metricUid) : now - c.ms < SERIES_COUNT_TTL_MS);
     if (fresh && (c.n < c.upTo || c.upTo >= upTo)) return Math.min(c.n, upTo);
     const at = this.stamp();
     const n = (await this.index.tsuids(metricUid, upTo)).length;
@@ -163,10 +252,10 @@ const MAX_COUNTS = 4096;
 /** Values derived from one metric each (Catalog.keepByMetric), by key; the oldest goes first. */
 export class KeptByMetric<V> {
   private readonly map = new Map<string, { readonly value: V; readonly metricUid: Uint8Array; readonly at: number }>();
-  private readonly catalog: Pick<Catalog, 'holds' | 'singleWriter'>;
+  private readonly catalog: Pick<Catalog, 'holds' | 'keepsSeries'>;
   private readonly maxEntries: number;
 
-  constructor(catalog: Pick<Catalog, 'holds' | 'singleWriter'>, maxEntries: number) {
+  constructor(catalog: Pick<Catalog, 'holds' | 'keepsSeries'>, maxEntries: number) {
     this.catalog = catalog;
     this.maxEntries = maxEntries;
   }
@@ -182,7 +271,7 @@ export class KeptByMetric<V> {
 
   /** Keeps `value`, derived from metric `metricUid` at stamp `at` (read before deriving it). */
   set(key: string, value: V, metricUid: Uint8Array, at: number): void {
-    if (!this.catalog.singleWriter) return;
+    if (!this.catalog.keepsSeries) return;
     this.map.delete(key);
     if (this.map.size >= this.maxEntries) this.map.delete(this.map.keys().next().value!);
     this.map.set(key, { value, metricUid, at });

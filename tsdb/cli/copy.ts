@@ -6,9 +6,15 @@
  * scanned with every version kept and written with their timestamps, batch by batch.
  * UIDs, the series index and compressed hours travel as the cells they are, so the copy
  * answers every query as the source does. Cells expired by TTL or deleted are not copied.
- * The source must not change during the copy (stop the servers writing to it).
+ * The source must not change during the copy (stop the servers writing to it). The
+ * change log of servers sharing the source (tsdb-changes) is not copied: it only means
+ * something to the servers of the store it was written in.
  */
 import type { Mutation, RowMutation, Store } from '../../core/api/store.js';
+import { CHANGES_TABLE } from '../meta/change-log.js';
+
+/** Tables of the servers' coordination, left out of a copy. */
+const NOT_COPIED: ReadonlySet<string> = new Set([CHANGES_TABLE]);
 
 export interface CopyProgress {
   /** Called after each table with its row and cell counts. */
@@ -27,7 +33,7 @@ const BATCH_ROWS = 500;
 export async function copyStore(from: Store, to: Store, progress: CopyProgress = {}): Promise<CopyResult> {
   let rows = 0;
   let cells = 0;
-  const names = await from.listTables();
+  const names = (await from.listTables()).filter((n) => !NOT_COPIED.has(n));
   for (const name of names) {
     const src = await from.openTable(name);
     const dst = await to.createTable(src.spec, { ifNotExists: true });

@@ -89,7 +89,7 @@ export async function runUidCommand(tsdb: Tsdb, c: UidCommand, io: UidIo): Promi
         return await assign(tsdb.uidTable(c.kind), c.names, tsdb.config.allowSpecialChars, io);
       case 'rename':
         checkName(NAME_WHAT[c.kind], c.to, tsdb.config.allowSpecialChars);
-        await tsdb.uidTable(c.kind).rename(c.from, c.to);
+        await tsdb.renameUid(c.kind, c.from, c.to);
         io.stdout.write(`${UID_QUALIFIER[c.kind]} ${c.from} -> ${c.to}\n`);
         return 0;
       case 'lookup':

@@ -23,9 +23,9 @@ const CACHE_MAX_TSUIDS = 1_000_000;
 export interface SeriesIndexOptions {
   /**
    * Keep each queried metric's TSUIDs in memory (LRU by metric, at most CACHE_MAX_TSUIDS in
-   * all). Only correct when this process is the only writer of the index (the embedded
-   * store, which locks its directory): series recorded by this process are added to the
-   * copy as they are written; another writer's would be missed.
+   * all). Series recorded by this process are added to the copy as they are written;
+   * another writer's only through addRecorded/forget (the catalog's change feed), so it
+   * is correct where this process is the only writer or hears of the others' series.
    */
   readonly cache?: boolean;
 }
@@ -55,6 +55,10 @@ export class SeriesIndex {
   /** Loads in flight per metric, so concurrent first queries read the index once. */
   private readonly loading = new Map<string, Promise<MetricSeries>>();
   private readonly recordedWhileLoading = new Map<string, Uint8Array[]>();
+  /** Counts forget() calls; a load started before the last forget of its metric is not kept. */
+  private forgets = 0;
+  private readonly forgotAt = new Map<string, number>();
+  private forgotAllAt = 0;
   private readonly metricWidth: number;
 
   constructor(table: Table, metricWidth: number, opts: SeriesIndexOptions = {}) {
@@ -147,9 +151,11 @@ export class SeriesIndex {
       // added once it is done. (The scan is shared, so it does not take a caller's signal.)
       const recorded: Uint8Array[] = [];
       this.recordedWhileLoading.set(id, recorded);
+      const started = this.forgets;
       p = (async () => {
         const tsuids = await this.tsuids(metricUid, Number.MAX_SAFE_INTEGER);
         const m: MetricSeries = { tsuids, keys: tsuids.map(latin1) };
+        if (this.forgotAllAt > started || (this.forgotAt.get(id) ?? 0) > started) return m;
         this.remember(id, m);
         this.addToCache(recorded);
         return m;
@@ -205,6 +211,36 @@ export class SeriesIndex {
       this.cached++;
       if (m.postings !== undefined) addPosting(m.postings, own, this.metricWidth);
     }
+  }
+
+  /**
+   * Series another process recorded (catalog/catalog.ts applyRemote): added to the
+   * in-memory copy of their metrics where it is kept, as if recorded here.
+   */
+  addRecorded(tsuids: readonly Uint8Array[]): void {
+    if (this.cache !== undefined) this.addToCache(tsuids);
+  }
+
+  /** Drops the in-memory copy of a metric's series (read again on its next use), and any load in flight. */
+  forget(metricUid: Uint8Array): void {
+    if (this.cache === undefined) return;
+    const id = latin1(metricUid);
+    this.forgotAt.set(id, ++this.forgets);
+    const old = this.cache.get(id);
+    if (old === undefined) return;
+    this.cache.delete(id);
+    this.cached -= old.tsuids.length;
+    if (this.newest === id) this.newest = undefined;
+  }
+
+  /** Drops the in-memory copy of every metric. */
+  forgetAll(): void {
+    if (this.cache === undefined) return;
+    this.forgotAllAt = ++this.forgets;
+    this.forgotAt.clear();
+    this.cache.clear();
+    this.cached = 0;
+    this.newest = undefined;
   }
 
   /** Records series (TSUIDs) as seen at `nowMs`; idempotent. Durable before it resolves. */

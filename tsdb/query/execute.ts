@@ -275,7 +275,8 @@ async function deleteRows(tsdb: Tsdb, series: readonly Found[]): Promise<number>
   try {
     await tsdb.data.mutate(rows, { durability: 'sync' });
   } finally {
-    tsdb.rowsDeleted(); // a failed delete may have removed some rows too
+    // A failed delete may have removed some rows too.
+    await tsdb.rowsDeleted(series.flatMap((f) => (f.data.tsuid === undefined ? [] : [fromHex(f.data.tsuid)])));
   }
   return rows.length;
 }

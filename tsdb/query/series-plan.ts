@@ -9,8 +9,9 @@
  * explicitTags and filters (type, tag key, expression, case, groupBy), while the catalog
  * holds it (catalog/catalog.ts): until a rename, a dropCaches or a new series of its
  * metric. Unknown literal values (dropped by the resolution, "nothing matches") are
- * therefore resolved again once a series of the metric could carry them. Only where this
- * process is the store's one writer: another writer's new series would touch nothing here.
+ * therefore resolved again once a series of the metric could carry them. Where other
+ * servers write the store too, their new series touch the metric once the change feed
+ * brings them (catalog keepsSeries); without a feed, plans are not kept.
  */
 import { TsdbError } from '../errors.js';
 import type { Tsdb } from '../tsdb.js';
@@ -32,7 +33,7 @@ export const MAX_SERIES_PLANS = 1024;
 /** The plan of `sub` (see the file header); throws TSDB_NO_SUCH_NAME for an unknown metric or tag key. */
 export async function seriesPlan(tsdb: Tsdb, sub: MetricSubQuery): Promise<SeriesPlan> {
   const catalog = tsdb.catalog;
-  if (!catalog.singleWriter) return buildPlan(tsdb, sub);
+  if (!catalog.keepsSeries) return buildPlan(tsdb, sub);
   const plans = tsdb.seriesPlans;
   const key = planKey(sub);
   const hit = plans.get(key);

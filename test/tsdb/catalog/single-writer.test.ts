@@ -1,7 +1,8 @@
 /**
  * What the layer keeps of what it wrote follows the store's declared capability
  * (capabilities.singleWriter), not its backend's name: a memory store declaring other
- * writers gets no series plans, no index copy, no newest-hour hints and no last values.
+ * writers gets no newest-hour hints and no last values (its series caches are kept
+ * coherent through the change log instead: change-feed.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { openMemoryStore } from '../../../core/index.js';

@@ -108,7 +108,7 @@ describe('lastPoints with newest-hour hints', () => {
             const template = seriesKeyOfTsuid(tsdb, t);
             const hour = r() < 0.7 ? nowHours - Math.floor(r() * 2) : Math.floor(r() * nowHours);
             await tsdb.data.mutate([{ key: patchBaseTime(template, tsdb.widths.saltWidth + tsdb.widths.metric, T0 + hour * 3600), mutations: [{ type: 'deleteRow' }] }]);
-            tsdb.rowsDeleted(); // as DELETE /api/query does (the last-value cache forgets)
+            await tsdb.rowsDeleted([t]); // as DELETE /api/query does (the last-value cache forgets)
           }
         } else if (op < 0.68) {
           tsdb.dropCaches();

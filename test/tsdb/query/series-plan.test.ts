@@ -141,9 +141,9 @@ describe('series plans', () => {
     expect(matching).toHaveBeenCalledTimes(2); // a smaller limit: the kept list serves
   });
 
-  it('are not kept where another process may write the store', async () => {
+  it('are not kept where series sets are not (another process may write the store and no change feed tells of it)', async () => {
     const { app, tsdb } = await open();
-    Object.defineProperty(tsdb.catalog, 'singleWriter', { value: false });
+    Object.defineProperty(tsdb.catalog, 'keepsSeries', { value: false });
     const matching = vi.spyOn(tsdb.index, 'matching');
     for (let i = 0; i < 3; i++) expect(hosts(await query(app, { tags: { host: 'a' } }))).toEqual(['a']);
     expect(matching).toHaveBeenCalledTimes(3);

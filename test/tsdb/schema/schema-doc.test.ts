@@ -19,6 +19,7 @@ import type { PointBlock } from '../../../tsdb/codec/point-block.js';
 import { compressRow } from '../../../tsdb/compact/hour-transform.js';
 import { mergeRowCells } from '../../../tsdb/query/row-merge.js';
 import { DATA_FAMILY } from '../../../tsdb/tables.js';
+import { CHANGE_FAMILY, CHANGE_QUALIFIER, changeKey, decodeChange, encodeChange } from '../../../tsdb/meta/change-log.js';
 
 const PATH = 'tsdb/SCHEMA.md';
 const doc = readFormatDoc(PATH);
@@ -176,5 +177,21 @@ describe('tsdb/SCHEMA.md examples', () => {
     expect(toHex(tsuidOfKey(DEFAULT_WIDTHS, ex('Row key')))).toBe(toHex(tsuid));
     expect(section('TSUID').join('\n')).toContain(`# text: ${tsuidToHex(tsuid)}`);
     expect(tsuidToHex(tsuid)).toBe('000001000001000001000002000003');
+  });
+
+  it('Change log: an entry listing a new series, and a rename, decode to what the comments say', () => {
+    const [entry, rename] = hexBlocks('Change log');
+    const key = changeKey(1n);
+    const head = concatBytes(key, utf8(CHANGE_FAMILY), CHANGE_QUALIFIER);
+    expect(toHex(entry!.subarray(0, head.length))).toBe(toHex(head));
+    const value = entry!.subarray(head.length);
+    const d = decodeChange(value)!;
+    expect(toHex(d.writer)).toBe('00000000000000aa');
+    expect(d.change.kind === 'series' && d.change.tsuids.map(toHex)).toEqual(['000001000001000001']);
+    expect(toHex(encodeChange(d.writer, { kind: 'series', tsuids: [fromHex('000001000001000001')] }))).toBe(toHex(value));
+    const r = decodeChange(rename!)!;
+    expect(toHex(r.writer)).toBe('00000000000000bb');
+    expect(r.change).toEqual({ kind: 'rename', uidKind: 'tagv', id: fromHex('00002a'), from: 'web01', to: 'web02' });
+    expect(toHex(encodeChange(r.writer, { kind: 'rename', uidKind: 'tagv', id: fromHex('00002a'), from: 'web01', to: 'web02' }))).toBe(toHex(rename!));
   });
 });

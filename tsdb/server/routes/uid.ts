@@ -81,7 +81,7 @@ export function registerUidRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     }
     try {
       checkName('name', to, tsdb.config.allowSpecialChars);
-      await tsdb.uidTable(kind).rename(String(p[kind]), to);
+      await tsdb.renameUid(kind, String(p[kind]), to);
       return { result: 'true' };
     } catch (err) {
       if (!isTsdbError(err)) throw err;

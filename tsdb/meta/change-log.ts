@@ -1,0 +1,289 @@
+/**
+ * The change log: how servers sharing one store keep their caches coherent
+ * (tsdb/SCHEMA.md "Change log", docs/SCALING.md "Many TSDs on one table").
+ *
+ * Every change another server's caches may hold an old answer to — series recorded in the
+ * index, a UID renamed, data rows deleted — is appended, once it is durable and before it
+ * is acknowledged, as one entry: the sequence counter is incremented (the store's atomic
+ * `increment`) and the entry is written under that number. Each server polls the log
+ * (ChangeFeed.poll, every FEED_POLL_MS): one read of the counter, and when it moved, one
+ * scan of the entries after the last one applied, in order; its own entries are skipped.
+ *
+ * An entry missing under a number the counter already handed out is being written (the
+ * writer incremented and has not put it yet) or never will be (the writer died in
+ * between, or the entry expired with the family's TTL): the feed waits for it up to
+ * GAP_WAIT_MS, then applies `unknown` (assume anything changed) and goes on. The change an
+ * entry announces is durable before its number is taken, so a server that reads the store
+ * after applying `unknown` sees it.
+ *
+ * Only stores with several writers need it (capabilities.singleWriter false): on the
+ * embedded store this process makes every change itself.
+ */
+import { compareBytes, fromUtf8, utf8 } from '../../core/api/bytes.js';
+import type { Table, TableSpec } from '../../core/api/store.js';
+import type { UidKind } from '../uid/uid-kind.js';
+
+export const CHANGES_TABLE = 'tsdb-changes';
+/** Entries (with a TTL: the log only needs to outlive a slow poll). */
+export const CHANGE_FAMILY = 'c';
+/** The sequence counter (no TTL). */
+export const SEQUENCE_FAMILY = 'n';
+export const CHANGE_QUALIFIER = Uint8Array.of(0x65); // 'e'
+export const SEQUENCE_ROW = utf8('seq');
+/** How long entries are kept. */
+export const CHANGE_TTL_MS = 24 * 3600_000;
+/** How often a server reads the log. */
+export const FEED_POLL_MS = 250;
+/** How long a missing entry is waited for before the feed assumes anything changed. */
+export const GAP_WAIT_MS = 5_000;
+/** A series entry lists at most this many TSUIDs; a bigger batch is logged by its metrics. */
+export const MAX_LISTED_TSUIDS = 4096;
+
+export function changesTableSpec(): TableSpec {
+  return {
+    name: CHANGES_TABLE,
+    families: [{ name: CHANGE_FAMILY, maxVersions: 1, ttlMs: CHANGE_TTL_MS }, { name: SEQUENCE_FAMILY, maxVersions: 1 }],
+  };
+}
+
+export type Change =
+  /** Series recorded in the index (TSUIDs). */
+  | { readonly kind: 'series'; readonly tsuids: readonly Uint8Array[] }
+  /** Series recorded in the index, too many to list: their metrics' UIDs. */
+  | { readonly kind: 'metrics'; readonly metricUids: readonly Uint8Array[] }
+  /** A UID renamed: `from` no longer names `id`, `to` does. */
+  | { readonly kind: 'rename'; readonly uidKind: UidKind; readonly id: Uint8Array; readonly from: string; readonly to: string }
+  /** Data rows of these series deleted. */
+  | { readonly kind: 'delete'; readonly tsuids: readonly Uint8Array[] }
+  /** An entry that could not be read: anything may have changed. */
+  | { readonly kind: 'unknown' };
+
+const TAG = { series: 0x73, metrics: 0x6d, rename: 0x72, delete: 0x64 } as const; // 's' 'm' 'r' 'd'
+const UID_TAG: Record<UidKind, number> = { metric: 0x6d, tagk: 0x6b, tagv: 0x76 }; // 'm' 'k' 'v'
+export const WRITER_ID_BYTES = 8;
+
+/** An entry's value: tag, writer id, payload (tsdb/SCHEMA.md "Change log"). */
+export function encodeChange(writer: Uint8Array, c: Exclude<Change, { kind: 'unknown' }>): Uint8Array {
+  const parts: Uint8Array[] = [Uint8Array.of(TAG[c.kind]), writer];
+  const u16 = (n: number): Uint8Array => Uint8Array.of(n >>> 8, n & 0xff);
+  const bytes = (b: Uint8Array): void => {
+    parts.push(u16(b.length), b);
+  };
+  if (c.kind === 'rename') {
+    parts.push(Uint8Array.of(UID_TAG[c.uidKind]));
+    bytes(c.id);
+    bytes(utf8(c.from));
+    bytes(utf8(c.to));
+  } else {
+    const list = c.kind === 'metrics' ? c.metricUids : c.tsuids;
+    parts.push(Uint8Array.of(list.length >>> 24, (list.length >>> 16) & 0xff, (list.length >>> 8) & 0xff, list.length & 0xff));
+    for (const b of list) bytes(b);
+  }
+  let n = 0;
+  for (const p of parts) n += p.length;
+  const out = new Uint8Array(n);
+  let o = 0;
+  for (const p of parts) {
+    out.set(p, o);
+    o += p.length;
+  }
+  return out;
+}
+
+/** The writer and change of an entry's value; undefined when it is not one. */
+export function decodeChange(v: Uint8Array): { writer: Uint8Array; change: Change } | undefined {
+  if (v.length < 1 + WRITER_ID_BYTES) return undefined;
+  let o = 1 + WRITER_ID_BYTES;
+  const writer = v.subarray(1, o);
+  const bytes = (): Uint8Array => {
+    if (o + 2 > v.length) throw new RangeError('short');
+    const n = (v[o]! << 8) | v[o + 1]!;
+    if (o + 2 + n > v.length) throw new RangeError('short');
+    const b = v.slice(o + 2, o + 2 + n);
+    o += 2 + n;
+    return b;
+  };
+  try {
+    const tag = v[0];
+    if (tag === TAG.rename) {
+      const k = v[o++];
+      const uidKind = (Object.keys(UID_TAG) as UidKind[]).find((x) => UID_TAG[x] === k);
+      if (uidKind === undefined) return undefined;
+      const id = bytes();
+      return { writer, change: { kind: 'rename', uidKind, id, from: fromUtf8(bytes()), to: fromUtf8(bytes()) } };
+    }
+    if (tag !== TAG.series && tag !== TAG.metrics && tag !== TAG.delete) return undefined;
+    if (o + 4 > v.length) return undefined;
+    const count = ((v[o]! << 24) | (v[o + 1]! << 16) | (v[o + 2]! << 8) | v[o + 3]!) >>> 0;
+    o += 4;
+    const list: Uint8Array[] = [];
+    for (let i = 0; i < count; i++) list.push(bytes());
+    if (tag === TAG.metrics) return { writer, change: { kind: 'metrics', metricUids: list } };
+    return { writer, change: { kind: tag === TAG.series ? 'series' : 'delete', tsuids: list } };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The row key of entry `seq`: 8 bytes big-endian. */
+export function changeKey(seq: bigint): Uint8Array {
+  const k = new Uint8Array(8);
+  new DataView(k.buffer).setBigUint64(0, seq);
+  return k;
+}
+
+const SYNC = { durability: 'sync' } as const;
+
+/** Appending to and reading the log of one store (one per Tsdb). */
+export class ChangeLog {
+  readonly table: Table;
+  /** This process's id in the entries it writes (random). */
+  readonly writer: Uint8Array;
+  private readonly metricWidth: number;
+  private appended = 0;
+
+  constructor(table: Table, writer: Uint8Array, metricWidth: number) {
+    this.table = table;
+    this.writer = writer;
+    this.metricWidth = metricWidth;
+  }
+
+  /** Appends a change, durably; new series of many metrics become a `metrics` entry. */
+  async append(c: Exclude<Change, { kind: 'unknown' }>): Promise<void> {
+    let change = c;
+    if (c.kind === 'series' && c.tsuids.length > MAX_LISTED_TSUIDS) change = { kind: 'metrics', metricUids: metricsOf(c.tsuids, this.metricWidth) };
+    const seq = await this.table.increment(SEQUENCE_ROW, { family: SEQUENCE_FAMILY, qualifier: CHANGE_QUALIFIER }, 1n, SYNC);
+    await this.table.mutate([{ key: changeKey(seq), mutations: [{ type: 'put', family: CHANGE_FAMILY, qualifier: CHANGE_QUALIFIER, value: encodeChange(this.writer, change) }] }], SYNC);
+    this.appended++;
+  }
+
+  /** Entries appended by this process. */
+  get appendedCount(): number {
+    return this.appended;
+  }
+
+  /** The last number handed out (0 for an empty log). */
+  async head(): Promise<bigint> {
+    const [row] = await this.table.get([SEQUENCE_ROW], { families: [SEQUENCE_FAMILY] });
+    const v = row?.cells.find((c) => compareBytes(c.qualifier, CHANGE_QUALIFIER) === 0)?.value;
+    return v === undefined || v.length !== 8 ? 0n : new DataView(v.buffer, v.byteOffset, 8).getBigInt64(0);
+  }
+
+  /** The entries numbered after..upTo that are there, by number. */
+  async entries(after: bigint, upTo: bigint): Promise<Map<bigint, Uint8Array>> {
+    const out = new Map<bigint, Uint8Array>();
+    for await (const rows of this.table.scan({ start: changeKey(after + 1n), end: changeKey(upTo + 1n), families: [CHANGE_FAMILY] })) {
+      for (const r of rows) {
+        if (r.key.length !== 8) continue;
+        const cell = r.cells.find((c) => compareBytes(c.qualifier, CHANGE_QUALIFIER) === 0);
+        if (cell !== undefined) out.set(new DataView(r.key.buffer, r.key.byteOffset, 8).getBigUint64(0), cell.value);
+      }
+    }
+    return out;
+  }
+}
+
+/** The distinct metric UIDs of TSUIDs (the metric width is the TSUID's first field). */
+function metricsOf(tsuids: readonly Uint8Array[], width: number): Uint8Array[] {
+  const seen = new Map<string, Uint8Array>();
+  for (const t of tsuids) {
+    const m = t.subarray(0, width);
+    seen.set(Buffer.from(m).toString('latin1'), m.slice());
+  }
+  return [...seen.values()];
+}
+
+export interface ChangeFeedStats {
+  readonly applied: number;
+  readonly unknown: number;
+  readonly polls: number;
+  readonly errors: number;
+  readonly lastError?: string;
+}
+
+/**
+ * Reads the log in order and hands every other writer's change to `apply`. start() skips
+ * what was logged before (the caches start empty); poll() applies what came since.
+ */
+export class ChangeFeed {
+  private readonly log: ChangeLog;
+  private readonly apply: (c: Change) => void;
+  private readonly now: () => number;
+  private at = 0n;
+  private gap: { seq: bigint; since: number } | undefined;
+  private appliedCount = 0;
+  private unknownCount = 0;
+  private polls = 0;
+  private errors = 0;
+  private lastError: string | undefined;
+  private polling: Promise<void> | undefined;
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(log: ChangeLog, apply: (c: Change) => void, now: () => number = Date.now) {
+    this.log = log;
+    this.apply = apply;
+    this.now = now;
+  }
+
+  /** Starts after the log's current end; with `everyMs`, polls on a timer until stop(). */
+  async start(everyMs?: number): Promise<void> {
+    this.at = await this.log.head();
+    if (everyMs === undefined) return;
+    const tick = (): void => {
+      this.timer = setTimeout(() => void this.poll().finally(() => {
+        if (this.timer !== undefined) tick();
+      }), everyMs);
+      this.timer.unref();
+    };
+    tick();
+  }
+
+  async stop(): Promise<void> {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    await this.polling;
+  }
+
+  /** Applies the entries logged since the last poll (one at a time: concurrent calls share it). */
+  poll(): Promise<void> {
+    this.polling ??= this.pollOnce().catch((err: unknown) => {
+      this.errors++;
+      this.lastError = err instanceof Error ? err.message : String(err);
+    }).finally(() => {
+      this.polling = undefined;
+    });
+    return this.polling;
+  }
+
+  stats(): ChangeFeedStats {
+    return { applied: this.appliedCount, unknown: this.unknownCount, polls: this.polls, errors: this.errors, ...(this.lastError === undefined ? {} : { lastError: this.lastError }) };
+  }
+
+  private async pollOnce(): Promise<void> {
+    this.polls++;
+    const head = await this.log.head();
+    if (head <= this.at) return;
+    const entries = await this.log.entries(this.at, head);
+    for (let seq = this.at + 1n; seq <= head; seq++) {
+      const v = entries.get(seq);
+      if (v === undefined) {
+        const now = this.now();
+        if (this.gap?.seq !== seq) this.gap = { seq, since: now };
+        if (now - this.gap.since < GAP_WAIT_MS) return;
+        this.unknownCount++;
+        this.apply({ kind: 'unknown' });
+      } else {
+        const d = decodeChange(v);
+        if (d === undefined) {
+          this.unknownCount++;
+          this.apply({ kind: 'unknown' });
+        } else if (compareBytes(d.writer, this.log.writer) !== 0) {
+          this.appliedCount++;
+          this.apply(d.change);
+        }
+      }
+      this.at = seq;
+      this.gap = undefined;
+    }
+  }
+}
