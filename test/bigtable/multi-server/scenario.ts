@@ -1,0 +1,255 @@
+/**
+ * The multi-server scenario (issue 34): N Horae servers on one store behave as one
+ * database. Phases, each followed by checkAll (checks.ts) on every server:
+ *
+ *   1. concurrent writers over telnet and HTTP: series shared by every server (each point
+ *      through one of them), series and metrics written through one server only;
+ *   2. duplicate timestamps: the last acknowledged write wins, whichever server took it
+ *      (across servers, across value types, within one request, within one connection);
+ *   3. series new to one server, queried on the others once their caches are warm;
+ *   4. renames of a metric and of a tag value on one server; the old names written again
+ *      through a server that had them cached become new series;
+ *   5. a delete query on one server (the newest points of a series go);
+ *   6. `kill -9` of one server in the middle of its writes, restart, its client re-sends
+ *      what was not acknowledged;
+ *   7. /api/dropcaches on every server;
+ *   8. hour compaction ran on every server (it is on everywhere, with no grace), where it
+ *      is the read-back compactor.
+ *
+ * With one server (the embedded store) the same phases run on it alone, so the semantics
+ * of both stores stay the same.
+ */
+import { expect } from 'vitest';
+import { checkAll } from './checks.js';
+import type { Window } from './checks.js';
+import { telnetPut } from './horae-process.js';
+import type { HoraeProcess } from './horae-process.js';
+import { Model } from './model.js';
+import type { Point, Tags } from './model.js';
+
+export interface Cluster {
+  readonly servers: readonly HoraeProcess[];
+  /** kill -9 server i, then start it again on the same store. */
+  restart(i: number): Promise<void>;
+  /**
+   * The servers run the read-back hour compactor (stores without row transforms: Bigtable),
+   * whose work /api/stats counts; the embedded store compresses hours in its own flushes.
+   */
+  readonly readBackCompactor: boolean;
+}
+
+/** How long a change made through one server may take to reach the others' answers. */
+export interface Bounds {
+  readonly newSeriesMs: number;
+  readonly renameMs: number;
+  readonly deleteMs: number;
+}
+
+/** Config of every server in the suite: hour compaction on, as soon as an hour is closed. */
+export const SUITE_CONFIG = {
+  'horae.hour_compaction.enable': true,
+  'horae.hour_compaction.grace_ms': 0,
+  'horae.hour_compaction.idle_ms': 0,
+  'horae.hour_compaction.interval_ms': 200,
+  'tsd.http.query.allow_delete': true,
+} as const;
+
+interface Write {
+  readonly metric: string;
+  readonly tags: Tags;
+  readonly p: Point;
+}
+
+const int = (ts: number, value: number): Point => ({ ts, value, isInt: true });
+const dbl = (ts: number, value: number): Point => ({ ts, value, isInt: false });
+
+function line(w: Write): string {
+  const value = w.p.isInt ? String(w.p.value) : String(w.p.value);
+  return `put ${w.metric} ${w.p.ts} ${value} ${Object.entries(w.tags).map(([k, v]) => `${k}=${v}`).join(' ')}`;
+}
+
+function json(w: Write): unknown {
+  return { metric: w.metric, timestamp: w.p.ts, value: w.p.value, tags: w.tags };
+}
+
+/**
+ * Sends `writes` through one server, the first half over one telnet connection and the
+ * rest over HTTP /api/put in batches, both at once; each acknowledged point goes into the
+ * model. Resolves with the writes that were not acknowledged (the server died).
+ */
+async function send(model: Model, srv: HoraeProcess, writes: readonly Write[], onAcked?: (n: number) => void): Promise<Write[]> {
+  const half = Math.ceil(writes.length / 2);
+  const byTelnet = writes.slice(0, half);
+  const byHttp = writes.slice(half);
+  const unacked: Write[] = [];
+  let telnetAcked = 0;
+  const telnet = telnetPut(srv.port, byTelnet.map(line), 10, (n) => {
+    for (let i = telnetAcked; i < n; i++) model.put(byTelnet[i]!.metric, byTelnet[i]!.tags, byTelnet[i]!.p);
+    telnetAcked = n;
+    onAcked?.(n);
+  }).then((r) => {
+    expect(r.errors, `${srv.name}: telnet put errors`).toBe('');
+    unacked.push(...byTelnet.slice(r.acked));
+  });
+  const http = (async () => {
+    for (let i = 0; i < byHttp.length; i += 25) {
+      const batch = byHttp.slice(i, i + 25);
+      let status = 0;
+      try {
+        status = (await srv.http('POST', '/api/put', batch.map(json))).status;
+      } catch {
+        // the server died: this batch and the rest are not acknowledged
+      }
+      if (status !== 204) {
+        expect(status, `${srv.name}: /api/put`).toBe(0);
+        unacked.push(...byHttp.slice(i));
+        return;
+      }
+      for (const w of batch) model.put(w.metric, w.tags, w.p);
+    }
+  })();
+  await Promise.all([telnet, http]);
+  return unacked;
+}
+
+/** Runs every phase; `hour0` is the first (closed) hour the data goes in, in seconds. */
+export async function runScenario(cluster: Cluster, bounds: Bounds, hour0: number): Promise<void> {
+  const model = new Model();
+  const n = cluster.servers.length;
+  const srv = (i: number): HoraeProcess => cluster.servers[i % n]!;
+  const win: Window = { start: hour0, end: hour0 + 5 * 3600 };
+  const problems: string[] = [];
+  const check = async (phase: string): Promise<void> => {
+    const found = await checkAll(model, cluster.servers, win, phase);
+    problems.push(...found.slice(0, 6), ...(found.length > 6 ? [`${phase}: … and ${found.length - 6} more`] : []));
+  };
+
+  // 1. Concurrent writers: shared series (each point through one server), own series.
+  const perServer: Write[][] = cluster.servers.map(() => []);
+  for (let h = 0; h < 4; h++) {
+    for (let k = 0; k < 120; k++) {
+      const ts = hour0 + k * 60 + h; // two hours, one point a minute
+      const p = h < 2 ? int(ts, k * 7 + h) : dbl(ts, k + 0.25 * h);
+      perServer[k % n]!.push({ metric: 'ms.shared', tags: { host: `s${h}`, dc: 'x' }, p });
+    }
+  }
+  for (let i = 0; i < n; i++) {
+    for (let k = 0; k < 60; k++) {
+      perServer[i]!.push({ metric: 'ms.distinct', tags: { host: `d${i}` }, p: int(hour0 + k * 90, 1000 * i + k) });
+      perServer[i]!.push({ metric: `ms.only${i}`, tags: { host: `o${i}` }, p: dbl(hour0 + 3600 + k * 30, k + 0.5) });
+    }
+  }
+  await Promise.all(perServer.map(async (ws, i) => expect(await send(model, srv(i), ws)).toEqual([])));
+  await check('concurrent writers');
+
+  // 2. Duplicate timestamps: the last acknowledged write wins.
+  const dup = { host: 'dup' };
+  for (let k = 0; k < 6; k++) {
+    const ts = hour0 + 600 + k * 60;
+    expect(await send(model, srv(k), [{ metric: 'ms.dup', tags: dup, p: int(ts, k) }])).toEqual([]);
+    // over telnet through the next server, a double this time
+    expect(await send(model, srv(k + 1), [{ metric: 'ms.dup', tags: dup, p: dbl(ts, k + 0.75) }])).toEqual([]);
+  }
+  const t = hour0 + 1200;
+  const r = await srv(0).http('POST', '/api/put', [{ metric: 'ms.dup', timestamp: t, value: 1, tags: dup }, { metric: 'ms.dup', timestamp: t, value: 2, tags: dup }]);
+  expect(r.status, r.body).toBe(204);
+  model.put('ms.dup', dup, int(t, 2));
+  const tl = await telnetPut(srv(1).port, [`put ms.dup ${t + 60} 3.5 host=dup`, `put ms.dup ${t + 60} 4.5 host=dup`], 10);
+  expect(tl).toEqual({ acked: 2, errors: '' });
+  model.put('ms.dup', dup, dbl(t + 60, 4.5));
+  await check('duplicate timestamps');
+
+  // 3. Series new to one server, queried on the others (their caches warm from the check).
+  const fresh: Write[] = [
+    { metric: 'ms.shared', tags: { host: 's9', dc: 'x' }, p: int(hour0 + 5, 99) },
+    { metric: 'ms.shared', tags: { host: 's0', dc: 'y' }, p: int(hour0 + 65, 98) },
+    { metric: 'ms.fresh', tags: { host: 's0' }, p: dbl(hour0 + 125, 1.25) },
+  ];
+  for (const [i, w] of fresh.entries()) expect(await send(model, srv(i), [w])).toEqual([]);
+  await sleep(bounds.newSeriesMs);
+  await check('series new to one server');
+
+  // 4. Renames, then the old names written again through a server that had them cached.
+  await rename(srv(1), 'metric', 'ms.only0', 'ms.only0.renamed');
+  model.rename('metric', 'ms.only0', 'ms.only0.renamed');
+  await rename(srv(2), 'tagv', 's1', 's1r');
+  model.rename('tagv', 's1', 's1r');
+  await sleep(bounds.renameMs);
+  await check('renames');
+  const again: Write[] = [
+    { metric: 'ms.only0', tags: { host: 'o0' }, p: dbl(hour0 + 3600 + 15, 7.5) },
+    { metric: 'ms.shared', tags: { host: 's1', dc: 'x' }, p: int(hour0 + 3600 + 15, 77) },
+  ];
+  expect(await send(model, srv(0), again)).toEqual([]);
+  await sleep(bounds.newSeriesMs);
+  await check('old names written again');
+
+  // 5. A delete query through one server: host s3's second hour (its newest points) goes.
+  const del = { start: hour0 + 3600, end: hour0 + 7199, queries: [{ aggregator: 'none', metric: 'ms.shared', tags: { host: 's3', dc: 'x' } }] };
+  const d = await srv(n - 1).http('DELETE', '/api/query', del);
+  expect(d.status, d.body).toBe(200);
+  model.deleteHours('ms.shared', { host: 's3', dc: 'x' }, del.start, del.end);
+  await sleep(bounds.deleteMs);
+  await check('delete');
+
+  // 6. kill -9 of one server while every server writes; its client re-sends the rest.
+  const victim = n > 1 ? 1 : 0;
+  const live: Write[][] = cluster.servers.map((_, i) => {
+    const out: Write[] = [];
+    for (let k = 0; k < 400; k++) {
+      out.push({ metric: 'ms.live', tags: { host: `l${i}` }, p: int(hour0 + 2 * 3600 + k * 5, k) });
+      if (k % 4 === 0) out.push({ metric: 'ms.shared', tags: { host: `s${k % 3}`, dc: 'x' }, p: dbl(hour0 + 2 * 3600 + k * 5 + i, k + 0.5) });
+    }
+    return out;
+  });
+  let killing: Promise<void> | undefined;
+  const unacked = await Promise.all(live.map((ws, i) => send(model, srv(i), ws, i !== victim ? undefined : (acked) => {
+    if (acked >= 100 && killing === undefined) killing = srv(victim).kill9();
+  })));
+  expect(killing, 'the victim was killed mid-way').toBeDefined();
+  await killing;
+  for (const [i, u] of unacked.entries()) if (i !== victim) expect(u).toEqual([]);
+  expect(unacked[victim]!.length, 'the victim died before acknowledging everything').toBeGreaterThan(0);
+  await cluster.restart(victim);
+  expect(await send(model, srv(victim), unacked[victim]!)).toEqual([]);
+  await sleep(bounds.newSeriesMs);
+  await check('kill -9 and restart');
+
+  // 7. Every cache dropped on every server.
+  for (const s of cluster.servers) {
+    const dc = await s.http('POST', '/api/dropcaches');
+    expect(dc.status, dc.body).toBe(200);
+  }
+  await check('dropcaches');
+
+  // 8. Hour compaction ran on every server and changed no answer.
+  for (const s of cluster.readBackCompactor ? cluster.servers : []) {
+    await eventuallyTrue(async () => (await compactedRows(s)) > 0, 20_000, `${s.name} compacts hours`);
+  }
+  await check('after hour compaction');
+  expect(problems).toEqual([]);
+}
+
+async function rename(s: HoraeProcess, kind: 'metric' | 'tagv', from: string, to: string): Promise<void> {
+  const r = await s.http('POST', '/api/uid/rename', { [kind]: from, name: to });
+  expect(r.status, r.body).toBe(200);
+}
+
+/** tsd.compaction.count from a server's /api/stats. */
+async function compactedRows(s: HoraeProcess): Promise<number> {
+  const r = await s.http('GET', '/api/stats');
+  const stats = JSON.parse(r.body) as Array<{ metric: string; value: number; tags: Record<string, string> }>;
+  return stats.find((p) => p.metric === 'tsd.compaction.count' && p.tags.type === 'hours')?.value ?? 0;
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}
+
+async function eventuallyTrue(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
+    await sleep(200);
+  }
+}
