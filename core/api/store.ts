@@ -119,6 +119,17 @@ export interface Table {
    */
   regions(): Promise<RegionInfo[]>;
 
+  /**
+   * Deletes every row in [range.start, range.end) (an empty end: to the end of the table)
+   * as it stands when the call is made: cells written after it resolves are kept, as with
+   * every delete. Resolves once the delete is durable; reads started after see none of
+   * those rows. Its cost does not grow with the cells deleted where the backend can help
+   * it (embedded: one range tombstone, files inside the range dropped whole, the rest at
+   * compaction; Bigtable: DropRowRange for a prefix range). Rejects with
+   * STORE_INVALID_ARGUMENT when start is not before a non-empty end.
+   */
+  deleteRange(range: KeyRange, opts?: { readonly signal?: AbortSignal }): Promise<void>;
+
   /** Writes every in-memory cell of the table to durable files. A no-op where meaningless. */
   flush(): Promise<void>;
 

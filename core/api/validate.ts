@@ -26,6 +26,7 @@ import {
 import type {
   Capabilities,
   CellRef,
+  KeyRange,
   GetOptions,
   Row,
   RowFilter,
@@ -164,6 +165,23 @@ export function validateKey(key: unknown, limits: KeyLimits, what = 'row key'): 
   if (key.length === 0) throw invalid(`${what} must not be empty`);
   if (key.length > limits.maxKeyBytes) {
     throw invalid(`${what} ${hexPreview(key)} is ${key.length} bytes, over the ${limits.maxKeyBytes}-byte limit`);
+  }
+}
+
+/**
+ * Checks the rows of a deleteRange: start and end Uint8Arrays (else TypeError), each at
+ * most maxKeyBytes, and start < end unless end is empty (unbounded); else
+ * STORE_INVALID_ARGUMENT.
+ */
+export function validateKeyRange(range: KeyRange, limits: KeyLimits): void {
+  if (range === null || typeof range !== 'object') throw new TypeError('range must be an object { start, end }');
+  requireBytes(range.start, 'range start');
+  requireBytes(range.end, 'range end');
+  for (const [k, what] of [[range.start, 'range start'], [range.end, 'range end']] as const) {
+    if (k.length > limits.maxKeyBytes) throw invalid(`${what} ${hexPreview(k)} is ${k.length} bytes, over the ${limits.maxKeyBytes}-byte limit`);
+  }
+  if (range.end.length > 0 && compareBytes(range.start, range.end) >= 0) {
+    throw invalid(`range start ${hexPreview(range.start)} is not before its end ${hexPreview(range.end)}`);
   }
 }
 

@@ -4,14 +4,14 @@
  * anything, so a bad call changes nothing.
  */
 import type {
-  Capabilities, CellRef, GetOptions, Mutation, RegionInfo, Row, RowFilterKind, RowMutation, ScanSpec,
+  Capabilities, CellRef, GetOptions, KeyRange, Mutation, RegionInfo, Row, RowFilterKind, RowMutation, ScanSpec,
   Store, StoreStats, Table, TableSpec, WriteOptions,
 } from '../api/store.js';
 import { StoreError, throwIfAborted } from '../api/errors.js';
 import { decodeInt64, encodeInt64, equalBytes, toHex } from '../api/bytes.js';
 import {
   normalizeGetOptions, normalizeScanSpec, validateCellRef, validateKey, validateKeys, validateRowMutations,
-  validateTableName, validateTableSpec, validateWriteOptions, validatedScan,
+  validateKeyRange, validateTableName, validateTableSpec, validateWriteOptions, validatedScan,
 } from '../api/validate.js';
 import type { FileSystem } from '../fs/fs.js';
 import { Engine } from '../lsm/engine.js';
@@ -267,6 +267,13 @@ class EmbeddedTable implements Table {
         compacting: r.compacting,
       },
     }));
+  }
+
+  async deleteRange(range: KeyRange, opts?: { readonly signal?: AbortSignal }): Promise<void> {
+    this.check();
+    validateKeyRange(range, this.store.capabilities);
+    throwIfAborted(opts?.signal);
+    await this.engine.deleteRange(this.state, range.start, range.end);
   }
 
   async flush(): Promise<void> {

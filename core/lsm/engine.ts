@@ -50,6 +50,8 @@ import { decodeBatchEntries, encodeBatch } from './write-batch.js';
 import { pickMinor, tombstoneHeavy, DEFAULT_RATIO } from './compaction-picker.js';
 import { ReaderPool } from './reader-pool.js';
 import { pickSplitKey, successors } from './split.js';
+import { applicable, fileCovered, fileMeets, rangesMeet } from './range-deletes.js';
+import type { RangeDelete } from './range-deletes.js';
 
 /** A quiet store rolls its WAL (so the dead one is deleted) once it is at least this big. */
 const IDLE_WAL_ROLL_BYTES = 1024 * 1024;
@@ -78,6 +80,8 @@ export interface EngineCounters {
   lastBackgroundError: string | undefined;
   /** Times the store ran out of space for its log or manifest and recovered (recoverFromNoSpace). */
   noSpaceRecoveries: number;
+  /** Files dropped whole because a range delete covered them. */
+  deletedFilesDropped: number;
   /** Files dropped whole because every row in them expired (row transforms' expiredBefore). */
   expiredFilesDropped: number;
 }
@@ -96,7 +100,7 @@ export class Engine {
     flushesDone: 0, compactionsDone: 0, majorCompactionsDone: 0, splitsDone: 0, sharedFlushInstalls: 0,
     flushesInProgress: 0, compactionsInProgress: 0, stalledWriters: 0,
     recoveryDroppedBytes: 0, recoveryTornTailBytes: 0, walReplay: { files: 0, bytes: 0, records: 0, entries: 0, ms: 0 }, backgroundErrors: 0, lastBackgroundError: undefined,
-    noSpaceRecoveries: 0, expiredFilesDropped: 0,
+    noSpaceRecoveries: 0, deletedFilesDropped: 0, expiredFilesDropped: 0,
   };
   seqs!: SeqTracker;
   /** Last sequence number assigned. */
@@ -203,6 +207,7 @@ export class Engine {
       });
       this.tables.set(t.name, ts);
       this.tablesById.set(t.id, ts);
+      if (t.rangeDeletes !== undefined) ts.rangeDeletes = t.rangeDeletes.map((d) => ({ ...d, cleared: [...d.cleared] }));
     }
     for (const r of state.regions) {
       const t = this.tablesById.get(r.tableId);
@@ -728,8 +733,10 @@ export class Engine {
   private flushJob(mem: Memstore, number: number, t: TableState): FlushJob {
     const { slabs, index } = mem.flushInput();
     const specs = this.transformSpecs(t);
+    const dels = t.rangeDeletes.length === 0 ? [] : applicable(t.rangeDeletes, this.seqs.oldestSnapshot(), new Uint8Array(0), new Uint8Array(0));
     return {
       kind: 'flush', dir: this.dir, fileNumber: number, slabs, index, count: index.length / 4, sst: this.sstSettings(),
+      ...(dels.length === 0 ? {} : { rangeDeletes: dels.map((d) => ({ start: d.start, end: d.end, seq: d.seq })) }),
       ...(specs === undefined ? {} : {
         transforms: { specs, keepSeq: this.seqs.oldestSnapshot(), nowMs: this.clock(), families: [...t.families.entries()] },
       }),
@@ -778,6 +785,64 @@ export class Engine {
     for (const f of expired) this.unrefFile(f.number);
     this.counters.expiredFilesDropped += expired.length;
     this.track(this.saveManifest());
+  }
+
+  /**
+   * Table.deleteRange: one range tombstone over rows [start, end) (range-deletes.ts), in
+   * force once the manifest holding it is durable; then the files it covers whole are
+   * dropped. The rest of its entries go at compaction.
+   */
+  async deleteRange(t: TableState, start: Uint8Array, end: Uint8Array): Promise<void> {
+    this.checkWritable();
+    if (t.dropped) throw new StoreError('STORE_TABLE_NOT_FOUND', `table ${t.name} was dropped`);
+    const seq = ++this.lastSeq;
+    const d: RangeDelete = { start: start.slice(), end: end.slice(), seq, cleared: [] };
+    const w = this.seqs.begin(seq);
+    t.rangeDeletes.push(d);
+    try {
+      await this.saveManifest();
+    } catch (err) {
+      t.rangeDeletes = t.rangeDeletes.filter((x) => x !== d);
+      throw err;
+    } finally {
+      // Reads at or after seq apply it (only while it is listed: a failed save removed it).
+      this.seqs.complete(w);
+    }
+    let dropped = false;
+    for (const r of t.regions) if (rangesMeet(r.start, r.end, start, end) && this.dropDeletedFiles(r)) dropped = true;
+    if (this.pruneRangeDeletes(t) || dropped) await this.saveManifest();
+  }
+
+  /**
+   * Drops the region's files that a tombstone older than every held snapshot covers whole;
+   * true when it dropped one (the caller saves the manifest).
+   */
+  private dropDeletedFiles(r: Region): boolean {
+    const dels = r.table.rangeDeletes;
+    if (dels.length === 0 || r.compacting || r.splitting || r.retired) return false;
+    const visible = applicable(dels, this.seqs.oldestSnapshot(), r.start, r.end);
+    if (visible.length === 0) return false;
+    const gone = r.files.filter((f) => visible.some((d) => fileCovered(f, d)));
+    if (gone.length === 0) return false;
+    r.files = r.files.filter((f) => !gone.includes(f));
+    for (const f of gone) this.unrefFile(f.number);
+    this.counters.deletedFilesDropped += gone.length;
+    return true;
+  }
+
+  /**
+   * Removes the tombstones no region can hold an entry of any more (range-deletes.ts);
+   * true when one was removed (the caller saves the manifest).
+   */
+  private pruneRangeDeletes(t: TableState): boolean {
+    const before = t.rangeDeletes.length;
+    // A region with nothing in its memstores holds every entry in files (a crash replays
+    // only entries past its flushedSeq, which would be in its memstores).
+    const unflushed = (r: Region, d: RangeDelete): boolean =>
+      r.flushedSeq < d.seq && (!r.active.empty || r.immutables.length > 0 || r.flushing);
+    t.rangeDeletes = t.rangeDeletes.filter((d) => t.regions.some((r) => rangesMeet(r.start, r.end, d.start, d.end) &&
+      !d.cleared.includes(r.id) && (unflushed(r, d) || r.files.some((f) => fileMeets(f, d) && f.minSeq <= d.seq))));
+    return t.rangeDeletes.length < before;
   }
 
   /** Flushes every region of a table (or all) and waits for the files to be installed. */
@@ -843,6 +908,7 @@ export class Engine {
   maybeCompact(r: Region, major = false): boolean {
     if (r.compacting || r.retired || this.fatal !== undefined || this.closed) return false;
     this.dropExpiredFiles(r);
+    if (this.dropDeletedFiles(r)) this.track(this.saveManifest());
     const files = r.files;
     let from = 0;
     let to = files.length;
@@ -869,6 +935,7 @@ export class Engine {
   }
 
   private async compact(r: Region, inputs: FileMeta[], major: boolean): Promise<void> {
+    const files0 = r.files.length;
     r.compacting = true;
     this.counters.compactionsInProgress++;
     const number = this.nextFileNumber++;
@@ -880,6 +947,13 @@ export class Engine {
         start: r.start, end: r.end, major, keepSeq: this.seqs.oldestSnapshot(), nowMs: this.clock(),
         families: [...r.table.families.entries()], sst: this.sstSettings(),
       };
+      // Tombstones older than every held snapshot: their entries go (range-deletes.ts).
+      const keepSeq = job.keepSeq;
+      const dels = applicable(r.table.rangeDeletes, keepSeq, r.start, r.end).map((d) => ({ start: d.start, end: d.end, seq: d.seq }));
+      // Every entry at or below this is in the region's files now (all of them, when its
+      // memstores are empty: entries written later are newer than every tombstone in dels).
+      const flushedAtStart = r.active.empty && r.immutables.length === 0 && !r.flushing ? this.lastSeq : r.flushedSeq;
+      if (dels.length > 0) Object.assign(job, { rangeDeletes: dels });
       const transforms = this.transformSpecs(r.table);
       if (transforms !== undefined) Object.assign(job, { transforms });
       let meta: FileMeta | undefined;
@@ -908,6 +982,12 @@ export class Engine {
       if (major) {
         r.lastMajorCompactionMs = this.clock();
         this.counters.majorCompactionsDone++;
+        // Every file was rewritten without the entries of these tombstones, and every
+        // older entry was in a file: the region holds none of them any more.
+        if (inputs.length === files0 && dels.length > 0) {
+          for (const d of r.table.rangeDeletes) if (d.seq <= flushedAtStart && dels.some((x) => x.seq === d.seq)) d.cleared.push(r.id);
+        }
+        this.pruneRangeDeletes(r.table);
       }
       this.counters.compactionsDone++;
       await this.saveManifest();
@@ -1039,6 +1119,7 @@ export class Engine {
         id: t.id, name: t.name, families: t.spec.families,
         ...(t.spec.splitPoints !== undefined ? { splitPoints: t.spec.splitPoints } : {}),
         ...(t.spec.ttlMs !== undefined ? { ttlMs: t.spec.ttlMs } : {}),
+        ...(t.rangeDeletes.length > 0 ? { rangeDeletes: t.rangeDeletes.map((d) => ({ ...d, cleared: [...d.cleared] })) } : {}),
       });
       for (const r of t.regions) {
         regions.push({ id: r.id, tableId: t.id, start: r.start, end: r.end, flushedSeq: r.flushedSeq, files: r.files.map((f) => f.number) });
@@ -1173,6 +1254,7 @@ export class Engine {
       if (!r.active.empty && (now - r.active.createdAtMs >= this.opts.memstoreMaxAgeMs || this.idleLongEnough(r.active, now))) this.maybeFlush(r, true);
       else if (!r.flushing && !r.compacting) this.maybeCompact(r);
     }
+    for (const t of this.tables.values()) if (t.rangeDeletes.length > 0 && this.pruneRangeDeletes(t)) this.track(this.saveManifest());
     this.track(this.rollIdleWal());
   }
 

@@ -29,6 +29,9 @@ import { rowTransformEntry } from '../api/row-transform.js';
 import type { TransformSpec } from './row-transformer.js';
 import { RowTransformer } from './row-transformer.js';
 import { bloomKey, compare, compareRange } from './sst-options.js';
+import { RangeDeleteIterator, covered } from './range-deletes.js';
+import type { RangeBound } from './range-deletes.js';
+
 
 /** The row transforms of a job's table and what they need (row-transformer.ts). */
 export interface JobTransforms {
@@ -45,6 +48,11 @@ export interface FlushJob {
   readonly fileNumber: number;
   /** Set when the table has a registered row transform: rows go through it. */
   readonly transforms?: JobTransforms;
+  /**
+   * Range tombstones older than every held snapshot: the entries they cover are not
+   * written (so a row transform never merges them with newer cells; range-deletes.ts).
+   */
+  readonly rangeDeletes?: readonly RangeBound[];
   /**
    * The memstore's slabs (SharedArrayBuffers: a worker reads them in place) holding its
    * entries as [uvarint keyLen][key][uvarint valueLen][value] (memstore-slab.ts).
@@ -75,6 +83,8 @@ export interface CompactionJob {
   readonly families: readonly (readonly [string, FamilyRule])[];
   /** The table's registered row transforms, if any (major or minor: rows go through them). */
   readonly transforms?: readonly TransformSpec[];
+  /** Range tombstones older than keepSeq: the entries they cover are dropped (range-deletes.ts). */
+  readonly rangeDeletes?: readonly RangeBound[];
   readonly sst: SstSettings;
 }
 
@@ -172,6 +182,7 @@ export async function runFlush(fs: FileSystem, job: FlushJob): Promise<JobResult
   return writeSst(fs, job.dir, job.fileNumber, job.sst, async (add, drain) => {
     const { slabs, index } = job;
     const rows = tr?.transformer;
+    const dels = job.rangeDeletes === undefined || job.rangeDeletes.length === 0 ? undefined : job.rangeDeletes;
     for (let i = 0; i < job.count; i++) {
       const j = 4 * i;
       const slab = slabs[index[j]!]!;
@@ -181,6 +192,7 @@ export async function runFlush(fs: FileSystem, job: FlushJob): Promise<JobResult
       const vo = ko + kl + uvarintSize(vl);
       const key = slab.subarray(ko, ko + kl);
       const value = slab.subarray(vo, vo + vl);
+      if (dels !== undefined && covered(dels, key)) continue;
       if (rows === undefined) add(key, value);
       else {
         if (rows.newRow(key)) rows.finish(add);
@@ -268,7 +280,9 @@ function openInputs(fs: FileSystem, dir: string, inputs: readonly number[]): Pro
 
 export async function runCompaction(fs: FileSystem, job: CompactionJob): Promise<JobResult> {
   const tr = job.transforms === undefined || job.transforms.length === 0 ? undefined : await transformerOf(job.transforms, job, job.major);
-  const { it, close } = await openInputs(fs, job.dir, job.inputs);
+  const inputs = await openInputs(fs, job.dir, job.inputs);
+  const { close } = inputs;
+  const it = job.rangeDeletes === undefined || job.rangeDeletes.length === 0 ? inputs.it : new RangeDeleteIterator(inputs.it, job.rangeDeletes);
   const families = new Map(job.families);
   try {
     return await writeSst(fs, job.dir, job.outputNumber, job.sst, async (add, drain) => {

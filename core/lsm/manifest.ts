@@ -15,6 +15,7 @@ import type { FamilySpec } from '../api/store.js';
 import { StoreError, ioError } from '../api/errors.js';
 import { crc32c, maskCrc, unmaskCrc } from '../util/crc32c.js';
 import type { FileMeta } from './file-meta.js';
+import type { RangeDelete } from './range-deletes.js';
 import { MANIFEST_NAME, MANIFEST_TMP_NAME } from './filenames.js';
 
 export const MANIFEST_MAGIC = new Uint8Array([0x48, 0x4f, 0x52, 0x41, 0x45, 0x4d, 0x41, 0x4e]); // "HORAEMAN"
@@ -29,6 +30,8 @@ export interface TableMeta {
   readonly splitPoints?: readonly Uint8Array[];
   /** Default TTL of families without their own. */
   readonly ttlMs?: number;
+  /** Range tombstones still in force (lsm/range-deletes.ts); absent when none. */
+  readonly rangeDeletes?: readonly RangeDelete[];
 }
 
 export interface RegionMeta {
@@ -118,6 +121,8 @@ export function decodeManifest(bytes: Uint8Array, path: string): ManifestState {
   }
   return {
     ...raw,
+    tables: raw.tables.map((t) => t.rangeDeletes === undefined ? t
+      : { ...t, rangeDeletes: t.rangeDeletes.map((d) => ({ start: toBytes(d.start), end: toBytes(d.end), seq: d.seq, cleared: [...d.cleared] })) }),
     regions: raw.regions.map((r) => ({ ...r, start: toBytes(r.start), end: toBytes(r.end), files: [...r.files] })),
     files: raw.files.map((f) => ({ ...f, smallest: toBytes(f.smallest), largest: toBytes(f.largest) })),
   };

@@ -25,6 +25,10 @@ import type { RowReadContext } from './row-reader.js';
 import { readRow } from './row-reader.js';
 import type { Memstore } from './memstore.js';
 import type { SstReader } from '../sst/sst-reader.js';
+import { RangeDeleteIterator, applicable } from './range-deletes.js';
+import type { RangeBound } from './range-deletes.js';
+
+const NO_DELS: readonly RangeBound[] = [];
 
 /** Sources of one region pinned for a read. */
 interface Pinned {
@@ -33,6 +37,8 @@ interface Pinned {
   readonly files: FileMeta[];
   /** files[i]'s reader, held (acquired) until unpinRegion. */
   readonly readers: SstReader[];
+  /** Range tombstones the read applies (range-deletes.ts); usually none. */
+  readonly dels: readonly RangeBound[];
 }
 
 /**
@@ -42,8 +48,9 @@ interface Pinned {
  * pinned: the first read after a start opens the files it needs, not every file of the
  * region.
  */
-function pinRegion(engine: Engine, r: Region, timeStart: number, first: Uint8Array, last: Uint8Array): Pinned | Promise<Pinned> {
+function pinRegion(engine: Engine, r: Region, timeStart: number, first: Uint8Array, last: Uint8Array, snapshot: number): Pinned | Promise<Pinned> {
   const memstores = [r.active, ...r.immutables];
+  const dels = r.table.rangeDeletes.length === 0 ? NO_DELS : applicable(r.table.rangeDeletes, snapshot, r.start, r.end);
   // A file whose newest cell is older than the read's time range cannot change the answer
   // (row-reader.ts: its puts are all out of range and its markers only cover older cells).
   const files = r.files.filter((f) => !(f.maxTs < timeStart) && compareKeyRow(f.largest, first) >= 0 &&
@@ -53,14 +60,14 @@ function pinRegion(engine: Engine, r: Region, timeStart: number, first: Uint8Arr
   // Open readers are taken synchronously; only files not open yet wait for their open.
   for (const f of files) {
     const reader = engine.readers.tryAcquire(f.number);
-    if (reader === undefined) return pinRest(engine, r, memstores, files, readers);
+    if (reader === undefined) return pinRest(engine, r, memstores, files, readers, dels);
     readers.push(reader);
   }
-  return { region: r, memstores, files, readers };
+  return { region: r, memstores, files, readers, dels };
 }
 
 /** pinRegion from the first file whose reader is not open yet on. */
-async function pinRest(engine: Engine, r: Region, memstores: Memstore[], files: FileMeta[], readers: SstReader[]): Promise<Pinned> {
+async function pinRest(engine: Engine, r: Region, memstores: Memstore[], files: FileMeta[], readers: SstReader[], dels: readonly RangeBound[]): Promise<Pinned> {
   try {
     for (let i = readers.length; i < files.length; i++) readers.push(engine.readers.tryAcquire(files[i]!.number) ?? (await engine.readers.acquire(files[i]!.number)));
   } catch (err) {
@@ -68,7 +75,7 @@ async function pinRest(engine: Engine, r: Region, memstores: Memstore[], files: 
     for (const f of files) engine.unpin(f.number);
     throw err;
   }
-  return { region: r, memstores, files, readers };
+  return { region: r, memstores, files, readers, dels };
 }
 
 function unpinRegion(engine: Engine, p: Pinned): void {
@@ -98,7 +105,8 @@ function iteratorFor(p: Pinned, row?: Uint8Array, range?: { readonly start: Uint
     }
     children.push(readers[i]!.iterator());
   }
-  return children.length === 1 ? children[0]! : new MergingIterator(children, compareInternalKeys);
+  const merged = children.length === 1 ? children[0]! : new MergingIterator(children, compareInternalKeys);
+  return p.dels.length === 0 ? merged : new RangeDeleteIterator(merged, p.dels);
 }
 
 function readContext(engine: Engine, t: TableState, opts: NormalizedReadOptions, filter: CompiledFilter, snapshotSeq: number): RowReadContext {
@@ -146,7 +154,7 @@ export async function getRows(
         if (compareBytes(keys[i]!, first) < 0) first = keys[i]!;
         if (compareBytes(keys[i]!, last) > 0) last = keys[i]!;
       }
-      const pinned = pinRegion(engine, region, timeStart, first, last);
+      const pinned = pinRegion(engine, region, timeStart, first, last, snapshot);
       const p = pinned instanceof Promise ? await pinned : pinned;
       try {
         region.counters.readRequests++;
@@ -268,7 +276,7 @@ async function* scanAt(engine: Engine, t: TableState, s: NormalizedScanSpec, hol
         const region = t.regionFor(cursor);
         const regionEnd = region.end;
         const limitEnd = end.length === 0 ? regionEnd : regionEnd.length === 0 || compareBytes(end, regionEnd) < 0 ? end : regionEnd;
-        const pinned = pinRegion(engine, region, timeStart, cursor, limitEnd);
+        const pinned = pinRegion(engine, region, timeStart, cursor, limitEnd, snapshot);
         const p = pinned instanceof Promise ? await pinned : pinned;
         let seekTo: Uint8Array | undefined = rowStartKey(cursor);
         try {
@@ -338,7 +346,7 @@ async function* scanAt(engine: Engine, t: TableState, s: NormalizedScanSpec, hol
       engine.checkOpen();
       const region = t.regionBefore(cursor);
       const lowBound = start.length > 0 && compareBytes(start, region.start) > 0 ? start : region.start;
-      const pinned = pinRegion(engine, region, timeStart, lowBound, cursor);
+      const pinned = pinRegion(engine, region, timeStart, lowBound, cursor, snapshot);
       const p = pinned instanceof Promise ? await pinned : pinned;
       let upper: Uint8Array | undefined = cursor; // exclusive row bound for this batch
       try {

@@ -10,6 +10,7 @@
  */
 import { compareBytes } from '../api/bytes.js';
 import type { FileMeta } from './file-meta.js';
+import type { RangeDelete } from './range-deletes.js';
 import { Memstore } from './memstore.js';
 import type { FamilyRule } from './row-reader.js';
 import type { TableSpec } from '../api/store.js';
@@ -29,6 +30,8 @@ export class TableState {
   /** Sorted by start; contiguous; the first starts and the last ends at the empty key. */
   regions: Region[] = [];
   dropped = false;
+  /** Range tombstones in force (lsm/range-deletes.ts), oldest first. */
+  rangeDeletes: RangeDelete[] = [];
 
   constructor(id: number, spec: TableSpec) {
     this.id = id;

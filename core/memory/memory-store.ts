@@ -44,6 +44,7 @@ import type {
   CellRef,
   FamilySpec,
   GetOptions,
+  KeyRange,
   Mutation,
   RegionInfo,
   Row,
@@ -64,6 +65,7 @@ import {
   validatedScan,
   effectiveTtlMs,
   validateCellRef,
+  validateKeyRange,
   validateKey,
   validateKeys,
   validateRowMutations,
@@ -574,6 +576,15 @@ class MemoryTable implements Table {
         stats: { ...c, sizeBytes: sizes[i]!, memstoreBytes: sizes[i]!, files: 0 },
       };
     });
+  }
+
+  async deleteRange(range: KeyRange, opts?: { readonly signal?: AbortSignal }): Promise<void> {
+    this.check();
+    validateKeyRange(range, this.store.capabilities);
+    throwIfAborted(opts?.signal);
+    const from = this.state.lowerBound(range.start);
+    const to = range.end.length === 0 ? this.state.rows.length : this.state.lowerBound(range.end);
+    if (to > from) this.state.rows.splice(from, to - from);
   }
 
   async flush(): Promise<void> {

@@ -18,6 +18,7 @@ import { ContractContext } from './contract-harness.js';
 import type { StoreFactory } from './contract-harness.js';
 import { heavyContract } from './contract-heavy.js';
 import { lifecycleContract } from './contract-lifecycle.js';
+import { rangeDeleteContract } from './contract-range-delete.js';
 import { scanContract } from './contract-scan.js';
 import { tableContract } from './contract-tables.js';
 import { validationContract } from './contract-validation.js';
@@ -39,6 +40,7 @@ export function storeContract(name: string, factory: StoreFactory): void {
     atomicContract(ctx);
     validationContract(ctx);
     lifecycleContract(ctx);
+    rangeDeleteContract(ctx);
     heavyContract(ctx);
   });
 }

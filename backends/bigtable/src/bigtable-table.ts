@@ -4,12 +4,13 @@
  */
 import { compareBytes, toHex } from '../../../core/api/bytes.js';
 import type {
-  CellRef, GetOptions, Mutation, RegionInfo, Row, RowMutation, ScanSpec, Table, TableSpec, WriteOptions,
+  CellRef, GetOptions, KeyRange, Mutation, RegionInfo, Row, RowMutation, ScanSpec, Table, TableSpec, WriteOptions,
 } from '../../../core/api/store.js';
 import { normalizeScanSpec, validatedScan } from '../../../core/api/validate.js';
 import { checkOpen } from './context.js';
 import type { StoreContext, TableState } from './context.js';
 import { checkAndPut, increment } from './table-atomic.js';
+import { deleteRange } from './table-delete.js';
 import { getRows, guarded, scanRows } from './table-read.js';
 import { mutateRows } from './table-write.js';
 
@@ -89,6 +90,10 @@ export class BigtableTable implements Table {
     });
     this.state.lastRegionCount = out.length;
     return out;
+  }
+
+  deleteRange(range: KeyRange, opts?: { readonly signal?: AbortSignal }): Promise<void> {
+    return deleteRange(this.ctx, this.state, range, opts?.signal);
   }
 
   /** Bigtable persists every acknowledged write: nothing to flush. */

@@ -136,6 +136,14 @@ export class Connection {
     await this.admin.modifyColumnFamilies({ name: this.tablePath(tableId), modifications: [{ id: family, update: { gcRule } }] }, noRetry(this.timeoutMs));
   }
 
+  /** DropRowRange: the rows with this key prefix, or (undefined) every row of the table. */
+  async dropRowRange(tableId: string, prefix: Uint8Array | undefined): Promise<void> {
+    await this.admin.dropRowRange({
+      name: this.tablePath(tableId),
+      ...(prefix === undefined ? { deleteAllDataFromTable: true } : { rowKeyPrefix: Buffer.from(prefix) }),
+    }, noRetry(this.timeoutMs));
+  }
+
   async deleteTable(tableId: string): Promise<void> {
     await this.admin.deleteTable({ name: this.tablePath(tableId) }, noRetry(this.timeoutMs));
   }
