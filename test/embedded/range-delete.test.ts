@@ -14,11 +14,17 @@ import type { EmbeddedOptions, Row, Table } from '../../core/index.js';
 import { fromUtf8, utf8 } from '../../core/api/bytes.js';
 import { readManifest } from '../../core/lsm/manifest.js';
 import { NodeFileSystem } from '../../core/fs/node-fs.js';
+import { MemFileSystem } from '../../core/fs/mem-fs.js';
+import { registerRowTransform, unregisterRowTransform } from '../../core/api/row-transform.js';
+import { mergeTransform } from '../helpers/merge-transform.js';
 
 const OPTS: Partial<EmbeddedOptions> = { compactionMinFiles: 1000, maintenanceIntervalMs: 0, blockSizeBytes: 1024 };
 const key = (p: string, i: number): Uint8Array => utf8(`${p}${String(i).padStart(5, '0')}`);
 let dir = '';
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => {
+  if (dir !== '') rmSync(dir, { recursive: true, force: true });
+  dir = '';
+});
 
 async function fill(t: Table, prefix: string, n: number): Promise<void> {
   await t.mutate(Array.from({ length: n }, (_, i) => ({ key: key(prefix, i), mutations: [{ type: 'put' as const, family: 'f', qualifier: utf8('q'), value: new Uint8Array(64).fill(i & 255) }] })));
@@ -107,6 +113,25 @@ describe('embedded range deletes', () => {
       expect((await again.stats()).walReplay?.records).toBeGreaterThan(0);
     } finally {
       await again.close();
+    }
+  });
+
+  it('a row transform never merges deleted cells into a newer one (flush and compaction)', async () => {
+    registerRowTransform('test.merge.rdel', { module: new URL('../helpers/merge-transform.ts', import.meta.url).href, exportName: 'mergeTransform', factory: mergeTransform });
+    try {
+      const store = await openEmbeddedStore({ dir: '/db', fs: new MemFileSystem(), maintenanceIntervalMs: 0 });
+      const t = await store.createTable({ name: 't', families: [{ name: 'x', transform: 'test.merge.rdel' }] });
+      const put = (q: string, v: string, ts: number) => t.mutate([{ key: utf8('r1'), mutations: [{ type: 'put', family: 'x', qualifier: utf8(q), value: utf8(v), timestamp: ts }] }]);
+      await put('a', 'old', 10);
+      await t.deleteRange({ start: utf8('r'), end: utf8('s') });
+      await put('b', 'new', 20);
+      await t.flush();
+      await t.compact({ major: true });
+      const [row] = await t.get([utf8('r1')]);
+      expect(row?.cells.map((c) => `${fromUtf8(c.qualifier)}=${fromUtf8(c.value)}`)).toEqual(['m=b=new;']);
+      await store.close();
+    } finally {
+      unregisterRowTransform('test.merge.rdel');
     }
   });
 });
