@@ -212,7 +212,7 @@ describe('token sources', () => {
 
   it('a bad entry stops the start, naming file and line', () => {
     const cases: Array<[string, RegExp]> = [
-      [`${WRITE} admin\n`, /:1: role must be read or write, got 'admin'/],
+      [`${WRITE} root\n`, /:1: role must be read, write or admin, got 'root'/],
       [`# c\nshort write\n`, /:2: token shorter than 16 characters/],
       [`${WRITE}\n`, /:1: expected 'token role', got 1 words/],
       [`${WRITE} write\n${WRITE} read\n`, /:2: token listed as both write and read/],

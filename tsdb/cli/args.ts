@@ -215,6 +215,19 @@ Options:
   -i, --ignore-case        grep ignores case
 ${COMMON}`;
 
+export const DELETE_USAGE = `Usage: horae delete [options] MATCH...
+
+Deletes series for good: every point at any time, their series-index rows and, for a
+bare metric, the metric's name and UID (written again it gets a new UID, as after
+OpenTSDB's \`uid delete\`). MATCH is \`metric\` (the whole metric) or
+\`metric{tag=filter,...}\` (its series whose tags match, OpenTSDB's filter syntax). Every
+match is checked before anything is deleted. The same as the server's
+/api/admin/tsdb/delete_series; works on the store directly: the server must not be
+running on the same data directory.
+
+Options:
+${COMMON}`;
+
 export const FSCK_USAGE = `Usage: horae fsck [options]
 
 Checks the store's files first (MANIFEST, every WAL record and SST block checksum; each
@@ -237,6 +250,7 @@ Commands:
   import FILE...    import OpenTSDB import files (.gz too)
   uid ...           look up, grep, assign and rename UIDs
   fsck              check (and with --fix, repair) the store
+  delete MATCH...   delete series or whole metrics for good (metric{tag=filter,...})
   copy --to DIR|URL copy every table into another store (embedded <-> Bigtable)
   version           print the version
   help [COMMAND]    show help for a command; \`horae help config\` lists config keys

@@ -16,7 +16,7 @@ import { formatStoreFileProblem, isStoreError, openEmbeddedStore, verifyStoreFil
 import { Tsdb } from '../tsdb.js';
 import { VERSION } from '../version.js';
 import {
-  ArgsError, CONFIG_OPTION, DATA_DIR_OPTION, STORE_OPTION, FSCK_USAGE, HELP_OPTION, IMPORT_USAGE, MAIN_USAGE, SERVE_USAGE, UID_USAGE,
+  ArgsError, CONFIG_OPTION, DATA_DIR_OPTION, DELETE_USAGE, STORE_OPTION, FSCK_USAGE, HELP_OPTION, IMPORT_USAGE, MAIN_USAGE, SERVE_USAGE, UID_USAGE,
   parseOptions, parseServeCommand, resolveSettings,
 } from './args.js';
 import type { Env, OptionSpec, ServeSettings } from './args.js';
@@ -29,6 +29,8 @@ import { checkImportFiles, compactAfterImport, importFiles } from './import.js';
 import type { ImportOptions } from './import.js';
 import type { CliWriter } from './progress.js';
 import { parseUidCommand, runUidCommand } from './uid-cmd.js';
+import { checkMatch, deleteSeries } from '../meta/delete-series.js';
+import { parseMetricWithFilters } from '../query/query-string.js';
 
 export { parseServeCommand, SERVE_USAGE };
 export type { Env, ServeSettings };
@@ -46,7 +48,7 @@ export function processIo(): CliIo {
 }
 
 const USAGES: Readonly<Record<string, string>> = {
-  serve: SERVE_USAGE, import: IMPORT_USAGE, uid: UID_USAGE, fsck: FSCK_USAGE, mkmetric: UID_USAGE, copy: COPY_USAGE,
+  serve: SERVE_USAGE, import: IMPORT_USAGE, uid: UID_USAGE, fsck: FSCK_USAGE, mkmetric: UID_USAGE, copy: COPY_USAGE, delete: DELETE_USAGE,
 };
 
 /** A failure with a message for the user (exit status 1). */
@@ -82,6 +84,8 @@ export async function runCli(argv: readonly string[], env: Env, io: CliIo): Prom
         return await runCopyCommand(rest, env, io);
       case 'fsck':
         return await fsckCommand(rest, env, io);
+      case 'delete':
+        return await deleteCommand(rest, env, io);
       default: {
         if (cmd !== undefined && cmd !== 'serve' && !cmd.startsWith('-')) throw new ArgsError(`unknown command '${cmd}'`);
         const s = parseServeCommand(argv, env);
@@ -174,6 +178,24 @@ async function uidCommand(argv: readonly string[], env: Env, io: CliIo): Promise
   const c = parseUidCommand(a.positionals, a.options.has('--ignore-case'));
   // assign (mkmetric) may start a new store, as OpenTSDB users pre-create metrics.
   return withTsdb(a.settings, c.cmd !== 'assign', (tsdb) => runUidCommand(tsdb, c, io));
+}
+
+async function deleteCommand(argv: readonly string[], env: Env, io: CliIo): Promise<number> {
+  const a = toolArgs(argv, [], env, io, DELETE_USAGE);
+  if (a === undefined) return 0;
+  if (a.positionals.length === 0) throw new ArgsError('delete needs at least one MATCH (metric or metric{tag=filter,...})');
+  for (const m of a.positionals) checkMatch(m);
+  return withTsdb(a.settings, true, async (tsdb) => {
+    // Every metric must exist before anything goes: a typo deletes nothing.
+    for (const m of a.positionals) await tsdb.metrics.requireId(parseMetricWithFilters(m.trim()).metric);
+    for (const m of a.positionals) {
+      const d = await deleteSeries(tsdb, m);
+      io.stdout.write(d.metricDeleted
+        ? `deleted metric ${d.metric}: ${d.series} series, its name and UID\n`
+        : `deleted ${d.match}: ${d.series} series, ${d.rows} rows\n`);
+    }
+    return 0;
+  });
 }
 
 async function fsckCommand(argv: readonly string[], env: Env, io: CliIo): Promise<number> {

@@ -254,6 +254,24 @@ export class SeriesIndex {
   }
 
   /**
+   * Removes series from the index (a series delete: tsdb/meta/delete-series.ts): every
+   * series of `metricUid` when `tsuids` is undefined (one range delete), else those rows.
+   * The metric's in-memory copy is dropped (read again on next use; the caller also drops
+   * the catalog's caches). Durable before it resolves.
+   */
+  async remove(metricUid: Uint8Array, tsuids?: readonly Uint8Array[]): Promise<void> {
+    if (tsuids === undefined) await this.table.deleteRange({ start: metricUid, end: prefixEnd(metricUid) });
+    else if (tsuids.length > 0) await this.table.mutate(tsuids.map((key) => ({ key, mutations: [{ type: 'deleteRow' as const }] })), { durability: 'sync' });
+    const id = latin1(metricUid);
+    const m = this.cache?.get(id);
+    if (m !== undefined) {
+      this.cache!.delete(id);
+      this.cached -= m.tsuids.length;
+      if (this.newest === id) this.newest = undefined;
+    }
+  }
+
+  /**
    * TSUIDs starting with `prefix` (a metric UID, or empty for all), in order, at most
    * `limit`; with `filter`, only those it matches (evaluated by the store).
    */

@@ -5,8 +5,9 @@
  * comments; read by tsdb/cli/auth-file.ts) and/or inline entries (horae.auth.tokens or the environment variable
  * HORAE_AUTH_TOKENS: `token role` entries separated by commas or newlines). No token at
  * all: authentication is off and every client has the write role, as in OpenTSDB.
- * Roles: `read` (queries, lookups, stats) and `write` (also /api/put, annotations, UID
- * assign/rename, dropcaches, deletes, telnet `put`). A token is at least 16 characters
+ * Roles: `read` (queries, lookups, stats), `write` (also /api/put, annotations, UID
+ * assign/rename, dropcaches, `DELETE /api/query`, telnet `put`) and `admin` (also
+ * /api/admin/tsdb/delete_series, which deletes whole series and metrics). A token is at least 16 characters
  * without blanks or commas; a bad entry stops the server from starting, naming the line.
  *
  * HTTP: `Authorization: Bearer <token>`, or Basic with the token as the password (any
@@ -26,7 +27,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TsdbConfig } from '../config.js';
 import { sendError } from './http-errors.js';
 
-export type Role = 'read' | 'write';
+export type Role = 'read' | 'write' | 'admin';
 
 /** What telnet sessions and the HTTP hook ask. */
 export interface Authenticator {
@@ -64,7 +65,7 @@ export class TokenAuth implements Authenticator {
         const words = line.split(/\s+/);
         if (words.length !== 2) throw new AuthConfigError(`${where}: expected 'token role', got ${words.length} words`);
         const [token, role] = words as [string, string];
-        if (role !== 'read' && role !== 'write') throw new AuthConfigError(`${where}: role must be read or write, got '${role}'`);
+        if (role !== 'read' && role !== 'write' && role !== 'admin') throw new AuthConfigError(`${where}: role must be read, write or admin, got '${role}'`);
         if (token.length < MIN_TOKEN_LENGTH) throw new AuthConfigError(`${where}: token shorter than ${MIN_TOKEN_LENGTH} characters`);
         if (token.includes(',')) throw new AuthConfigError(`${where}: a token cannot contain a comma`);
         const before = roles.get(token);
@@ -127,7 +128,8 @@ export function tokenOfAuthorization(header: string | undefined): string | undef
 /**
  * Who may call a route, declared by the route itself: `config: { role }` in its fastify
  * definition. 'open': anyone, no token (health checks, the UI's static files, CORS
- * preflights); 'read': a read or write token; 'write': a write token. A route that
+ * preflights); 'read': any token; 'write': a write or admin token; 'admin': an admin
+ * token (deleting whole series). A route that
  * changes data or state is 'write'; a route whose methods differ (annotations: GET reads,
  * POST/PUT/DELETE write) is registered once per role.
  */
@@ -140,7 +142,7 @@ declare module 'fastify' {
   }
 }
 
-const ROUTE_ROLES: readonly RouteRole[] = ['open', 'read', 'write'];
+const ROUTE_ROLES: readonly RouteRole[] = ['open', 'read', 'write', 'admin'];
 
 /** The routes of each app and their roles, as registered (HEAD routes included). */
 const declared = new WeakMap<FastifyInstance, Array<{ readonly method: string; readonly url: string; readonly role: RouteRole }>>();
@@ -156,7 +158,7 @@ export function requireRouteRoles(app: FastifyInstance): void {
     const role = r.config?.role;
     const methods = ([] as string[]).concat(r.method);
     if (role === undefined || !ROUTE_ROLES.includes(role)) {
-      throw new Error(`route ${methods.join(',')} ${r.url} declares no role: give it config: { role: 'open' | 'read' | 'write' } (tsdb/server/auth.ts)`);
+      throw new Error(`route ${methods.join(',')} ${r.url} declares no role: give it config: { role: 'open' | 'read' | 'write' | 'admin' } (tsdb/server/auth.ts)`);
     }
     for (const method of methods) list.push({ method, url: r.url, role });
   });
@@ -187,8 +189,10 @@ function unauthorized(reply: FastifyReply, message: string): FastifyReply {
   return sendError(reply, 401, message);
 }
 
-function forbidden(reply: FastifyReply): FastifyReply {
-  return sendError(reply, 403, 'Permission denied: this token is read-only; the request needs a write token');
+function forbidden(reply: FastifyReply, needs: Role = 'write'): FastifyReply {
+  return sendError(reply, 403, needs === 'admin'
+    ? 'Permission denied: the request needs an admin token'
+    : 'Permission denied: this token is read-only; the request needs a write token');
 }
 
 /** Installs the onRequest check on `app` (a no-op when `auth` is undefined). */
@@ -203,7 +207,8 @@ export function installAuth(app: FastifyInstance, auth: Authenticator | undefine
     const role = token === undefined ? undefined : auth.authenticate(token);
     if (role === undefined) return unauthorized(reply, 'Invalid credentials: unknown token or malformed Authorization header');
     roles.set(req.raw, role);
-    if (needs === 'write' && role !== 'write') return forbidden(reply);
+    if (needs === 'write' && role === 'read') return forbidden(reply);
+    if (needs === 'admin' && role !== 'admin') return forbidden(reply, 'admin');
     return undefined;
   });
 }
@@ -215,7 +220,7 @@ export function installAuth(app: FastifyInstance, auth: Authenticator | undefine
  */
 export function ensureWriteRole(req: FastifyRequest, reply: FastifyReply): boolean {
   const role = roles.get(req.raw);
-  if (role === undefined || role === 'write') return true;
+  if (role === undefined || role !== 'read') return true;
   void forbidden(reply);
   return false;
 }

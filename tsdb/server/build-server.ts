@@ -18,6 +18,7 @@ import { createHttpServerForFastify } from './listener.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import type { AdminRouteDeps } from './routes/admin.js';
 import { registerAnnotationRoutes } from './routes/annotation.js';
+import { registerDeleteSeriesRoutes } from './routes/delete-series.js';
 import { registerLastRoutes } from './routes/last.js';
 import { registerLookupRoutes } from './routes/lookup.js';
 import { registerOverviewRoutes } from './routes/overview.js';
@@ -66,6 +67,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   registerUidRoutes(app, tsdb);
   registerAnnotationRoutes(app, tsdb);
   registerQueryRoutes(app, tsdb);
+  registerDeleteSeriesRoutes(app, tsdb);
   registerOverviewRoutes(app, tsdb);
   registerAdminRoutes(app, {
     tsdb, status: opts.status ?? (() => 'ok'),

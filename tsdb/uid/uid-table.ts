@@ -224,6 +224,24 @@ export class UidTable {
     return id;
   }
 
+  /**
+   * Deletes the name and its UID, as OpenTSDB's `uid delete` does: the forward (name → UID)
+   * and reverse (UID → name) mappings go; the UID is never handed out again (the counter
+   * stays) and data still stored under it is no longer reachable by name. Rejects with
+   * TSDB_NO_SUCH_NAME when the name has no UID.
+   */
+  async delete(name: string): Promise<Uint8Array> {
+    const id = await this.requireId(name);
+    await this.table.mutate([
+      { key: utf8(name), mutations: [{ type: 'deleteCell', family: UID_FAMILY_ID, qualifier: this.qualifier }] },
+      { key: id, mutations: [{ type: 'deleteCell', family: UID_FAMILY_NAME, qualifier: this.qualifier }] },
+    ], SYNC);
+    this.byName.delete(name);
+    this.byId.delete(idKey(id));
+    this.renamed?.();
+    return id;
+  }
+
   dropCaches(): void {
     this.byName.clear();
     this.byId.clear();

@@ -198,13 +198,13 @@ export class TelnetSession {
    */
   private onPutLine(buf: Buffer, start: number, end: number): void {
     this.stats.lines++;
-    if (this.role !== 'write' && !this.mayRun(undefined)) return;
+    if (this.role !== 'write' && this.role !== 'admin' && !this.mayRun(undefined)) return;
     this.addPut(buf, start, end);
   }
 
   private onLine(line: string): void {
     this.stats.lines++;
-    if (this.role !== 'write' && !this.mayRun(line)) return;
+    if (this.role !== 'write' && this.role !== 'admin' && !this.mayRun(line)) return;
     const words = splitWords(line);
     if (words.length === 0) return;
     const cmd = words[0]!;
