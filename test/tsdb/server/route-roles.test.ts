@@ -16,10 +16,14 @@ import { openFixture } from '../helpers/tsdb-fixture.js';
 const READ = 'read-token-0123456789abcdef';
 const WRITE = 'write-token-0123456789abcdef';
 
-/** The URL table auth.ts had before routes declared their roles, verbatim (the reference). */
+/**
+ * The URL table auth.ts had before routes declared their roles, verbatim (the reference),
+ * plus the one route added since with the admin role (deleting whole series).
+ */
 function oldRequiredRole(method: string, route: string): RouteRole {
   if (method === 'OPTIONS') return 'open';
   const r = route.toLowerCase();
+  if (/^\/api(\/v1)?\/admin\/tsdb\/delete_series$/.test(r)) return 'admin';
   const both = (ps: string[]): Set<string> => new Set(ps.flatMap((p) => [`/api/${p}`, `/api/v1/${p}`]));
   if (both(['version', 'status']).has(r) || new Set(['/', '/operator', '/ui/*']).has(r)) return 'open';
   if (method === 'DELETE' || both(['put', 'uid/assign', 'uid/rename', 'dropcaches']).has(r)) return 'write';
@@ -58,13 +62,13 @@ describe('roles per route', () => {
     requireRouteRoles(bare);
     bare.get('/fine', { config: { role: 'read' } }, async () => 'ok');
     expect(() => bare.post('/api/new/thing', async () => 'oops'))
-      .toThrow("route POST /api/new/thing declares no role: give it config: { role: 'open' | 'read' | 'write' }");
-    expect(() => bare.route({ method: 'GET', url: '/odd', config: { role: 'admin' as RouteRole }, handler: async () => 'x' }))
+      .toThrow("route POST /api/new/thing declares no role: give it config: { role: 'open' | 'read' | 'write' | 'admin' }");
+    expect(() => bare.route({ method: 'GET', url: '/odd', config: { role: 'root' as RouteRole }, handler: async () => 'x' }))
       .toThrow('route GET /odd declares no role');
     expect(routeRoles(bare).map((r) => `${r.method} ${r.url} ${r.role}`)).toEqual(['GET /fine read', 'HEAD /fine read']);
   });
 
-  it('enforces each route\'s role: 401 without a token unless open, 403 for a read token on write routes only', async () => {
+  it('enforces each route\'s role: 401 without a token unless open, 403 for a read token on write and admin routes only', async () => {
     const problems: string[] = [];
     for (const r of routeRoles(app)) {
       const url = urlOf(r.url);
@@ -73,8 +77,9 @@ describe('roles per route', () => {
       if ((none.statusCode === 401) !== (r.role !== 'open')) problems.push(`${r.method} ${url} without a token: ${none.statusCode}`);
       const read = await app.inject({ method, url, headers: { authorization: `Bearer ${READ}` } });
       if (r.role !== 'open' && read.statusCode === 401) problems.push(`${r.method} ${url} read token: 401`);
-      if ((read.statusCode === 403) !== (r.role === 'write')) problems.push(`${r.method} ${url} read token: ${read.statusCode}`);
+      if ((read.statusCode === 403) !== (r.role === 'write' || r.role === 'admin')) problems.push(`${r.method} ${url} read token: ${read.statusCode}`);
       if (r.role === 'write' && r.method !== 'HEAD' && !read.body.includes('needs a write token')) problems.push(`${r.method} ${url} read token: ${read.body}`);
+      if (r.role === 'admin' && !read.body.includes('needs an admin token')) problems.push(`${r.method} ${url} read token: ${read.body}`);
     }
     expect(problems).toEqual([]);
   });
