@@ -1,6 +1,7 @@
 /**
  * Architecture rules as tests (as Pebble's internal/lint does them): the
- * dependency direction between core/, tsdb/ and ui/, the file-system seam, banned
+ * dependency direction between core/, tsdb/ and ui/, the layers inside tsdb/, no import
+ * cycles, the file-system seam, banned
  * TypeScript constructs and calls, skipped tests, error codes, and import suffixes.
  *
  * Every source file is parsed with the TypeScript parser (already a dev dependency; no
@@ -173,6 +174,109 @@ const coreApiImportsNothingElseFromCore: Rule = importRule(
     return under(t, 'core') && !under(t, 'core/api') ? `core/api imports ${t}: the seam must not depend on the engine` : undefined;
   },
 );
+
+/**
+ * The layers inside tsdb/ (issue 33), lowest first: a file imports files of its own layer
+ * or lower ones only. Matched by path prefix, first match wins; a file under no prefix
+ * breaks the rule, so a new part must be placed. Type-only imports of the composition
+ * root (tsdb/tsdb.ts: the handle every part is given) are allowed from anywhere.
+ */
+const TSDB_LAYERS: ReadonlyArray<readonly [layer: string, prefixes: readonly string[]]> = [
+  ['base', ['tsdb/errors', 'tsdb/version', 'tsdb/config', 'tsdb/config-keys', 'tsdb/compact/retention']],
+  ['schema/codec', ['tsdb/schema/', 'tsdb/codec/']],
+  ['catalog', ['tsdb/catalog/', 'tsdb/uid/', 'tsdb/meta/', 'tsdb/tables']],
+  ['write/query', ['tsdb/write/', 'tsdb/query/', 'tsdb/compact/']],
+  ['root', ['tsdb/tsdb']],
+  ['protocols', ['tsdb/server/', 'tsdb/cli/', 'tsdb/main']],
+];
+const ROOT_MODULE = 'tsdb/tsdb';
+
+function tsdbLayer(path: string): number {
+  const p = path.replace(/\.(ts|mts|js|mjs)$/, '');
+  return TSDB_LAYERS.findIndex(([, prefixes]) => prefixes.some((x) => (x.endsWith('/') ? p.startsWith(x) : p === x)));
+}
+
+/** Type-only: `import type`, `export type`, or every named binding marked `type`. */
+function isTypeOnly(n: ts.Node): boolean {
+  if (ts.isImportDeclaration(n)) {
+    const c = n.importClause;
+    if (c === undefined) return false;
+    if (c.isTypeOnly) return true;
+    const b = c.namedBindings;
+    return c.name === undefined && b !== undefined && ts.isNamedImports(b) && b.elements.length > 0 && b.elements.every((e) => e.isTypeOnly);
+  }
+  if (ts.isExportDeclaration(n)) return n.isTypeOnly;
+  return ts.isImportTypeNode(n);
+}
+
+interface Edge {
+  readonly to: string;
+  readonly line: number;
+  readonly typeOnly: boolean;
+}
+
+/** Relative imports of a file: target path (no extension) and whether they are erased at runtime. */
+function edgesOf(src: Src): Edge[] {
+  const out: Edge[] = [];
+  visit(src.ast, (n) => {
+    let lit: ts.Node | undefined;
+    if ((ts.isImportDeclaration(n) || ts.isExportDeclaration(n)) && n.moduleSpecifier !== undefined) lit = n.moduleSpecifier;
+    else if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword && n.arguments.length > 0) lit = n.arguments[0];
+    else if (ts.isImportTypeNode(n) && ts.isLiteralTypeNode(n.argument)) lit = n.argument.literal;
+    if (lit === undefined || !ts.isStringLiteralLike(lit) || !isRelative(lit.text)) return;
+    out.push({ to: target(src, lit.text), line: lineOf(src, lit), typeOnly: isTypeOnly(n) });
+  });
+  return out;
+}
+
+const tsdbLayering: Rule = (files) => {
+  const out: Violation[] = [];
+  for (const src of files) {
+    if (!under(src.path, 'tsdb')) continue;
+    const from = tsdbLayer(src.path);
+    if (from < 0) {
+      out.push({ file: src.path, line: 1, message: 'in no layer of TSDB_LAYERS: place it (test/architecture.test.ts)' });
+      continue;
+    }
+    for (const e of edgesOf(src)) {
+      if (!under(e.to, 'tsdb') || (e.to === ROOT_MODULE && e.typeOnly)) continue;
+      const to = tsdbLayer(e.to);
+      if (to > from) out.push({ file: src.path, line: e.line, message: `${TSDB_LAYERS[from]![0]} imports ${e.to} (${TSDB_LAYERS[to]![0]}): tsdb/ imports point down, protocols → write/query → catalog → schema/codec → base` });
+    }
+  }
+  return out;
+};
+
+/**
+ * No cycles of runtime imports anywhere (type-only imports are erased: they order no
+ * module loading). Each cycle is reported once, at the import that closes it.
+ */
+const noImportCycles: Rule = (files) => {
+  const byPath = new Map<string, Src>();
+  for (const f of files) byPath.set(f.path.replace(/\.(ts|mts|cts|mjs)$/, ''), f);
+  const graph = new Map<string, Edge[]>();
+  for (const [p, src] of byPath) graph.set(p, edgesOf(src).filter((e) => !e.typeOnly && byPath.has(e.to)));
+  const out: Violation[] = [];
+  const state = new Map<string, 1 | 2>(); // 1: on the path, 2: done
+  const path: string[] = [];
+  const dfs = (v: string): void => {
+    state.set(v, 1);
+    path.push(v);
+    for (const e of graph.get(v) ?? []) {
+      const s = state.get(e.to);
+      if (s === 1) {
+        const cycle = [...path.slice(path.indexOf(e.to)), e.to];
+        out.push({ file: byPath.get(v)!.path, line: e.line, message: `import cycle: ${cycle.join(' → ')}` });
+      } else if (s === undefined) {
+        dfs(e.to);
+      }
+    }
+    path.pop();
+    state.set(v, 2);
+  };
+  for (const v of [...graph.keys()].sort()) if (!state.has(v)) dfs(v);
+  return out;
+};
 
 const FS_MODULES = new Set(['fs', 'node:fs', 'fs/promises', 'node:fs/promises']);
 
@@ -379,6 +483,25 @@ const RULES: readonly RuleCase[] = [
     good: ['core/api/store.ts', "import { StoreError } from './errors.js';"],
   },
   {
+    name: 'inside tsdb/: protocols → write/query → catalog → schema/codec → base, every file in a layer',
+    rule: tsdbLayering,
+    bad: ['tsdb/catalog/x.ts', "import { Ingestor } from '../write/ingest.js';\nimport type { Plan } from '../query/series-plan.js';\nimport { a } from '../server/routes/put.js';"],
+    badLines: [1, 2, 3],
+    good: ['tsdb/catalog/x.ts', "import { encodeSeriesKey } from '../schema/row-key.js';\nimport type { Tsdb } from '../tsdb.js';\nimport { UidTable } from '../uid/uid-table.js';"],
+    alsoGood: [['tsdb/server/x.ts', "import { Tsdb } from '../tsdb.js';\nimport { Ingestor } from '../write/ingest.js';"]],
+    alsoBad: [
+      ['tsdb/query/x.ts', "import { Tsdb } from '../tsdb.js';"],
+      ['tsdb/newpart/x.ts', "export const a = 1;"],
+    ],
+  },
+  {
+    name: 'no cycles of runtime imports',
+    rule: noImportCycles,
+    bad: ['tsdb/write/x.ts', "import { x } from './x.js';"],
+    badLines: [1],
+    good: ['tsdb/write/x.ts', "import type { X } from './x.js';"],
+  },
+  {
     name: 'only core/fs/node-fs.ts and tsdb/cli/ import node:fs (job-runner.ts: existsSync only)',
     rule: onlyNodeFsImportsFs,
     bad: ['core/lsm/job-runner.ts', "import { existsSync, readFileSync } from 'node:fs';\nconst f = require('fs');"],
@@ -466,6 +589,17 @@ describe('architecture', () => {
       expect(report(c.rule(tree))).toEqual([]);
     });
   }
+});
+
+describe('the cycle rule across files', () => {
+  it('finds a cycle of three files, once, and not one closed by a type-only import', () => {
+    const a = parse('tsdb/write/a.ts', "import { b } from './b.js';");
+    const b = parse('tsdb/write/b.ts', "import { c } from '../query/c.js';");
+    const c = parse('tsdb/query/c.ts', "import { a } from '../write/a.js';");
+    const cTyped = parse('tsdb/query/c.ts', "import type { A } from '../write/a.js';");
+    expect(report(noImportCycles([a, b, c]))).toEqual(['tsdb/write/b.ts:1: import cycle: tsdb/query/c → tsdb/write/a → tsdb/write/b → tsdb/query/c']);
+    expect(report(noImportCycles([a, b, cTyped]))).toEqual([]);
+  });
 });
 
 describe('architecture rules flag known-bad code', () => {

@@ -9,8 +9,7 @@
 import type { Cell, Mutation } from '../../core/api/store.js';
 import { fromUtf8, utf8 } from '../../core/api/bytes.js';
 import { TsdbError } from '../errors.js';
-import { seriesKeyOfTsuid } from '../query/last-point.js';
-import { patchBaseTime } from '../schema/row-key.js';
+import { patchBaseTime, rowKeyFromTsuid } from '../schema/row-key.js';
 import { DATA_FAMILY } from '../tables.js';
 import type { Tsdb } from '../tsdb.js';
 
@@ -66,7 +65,7 @@ export function annotationRow(tsdb: Tsdb, tsuidHex: string | undefined, startMs:
     throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', `Invalid TSUID: ${tsuidHex}`);
   }
   const tsuid = Uint8Array.from(tsuidHex.match(/../g)!.map((h) => parseInt(h, 16)));
-  return patchBaseTime(seriesKeyOfTsuid(tsdb, tsuid), w.saltWidth + w.metric, base);
+  return patchBaseTime(rowKeyFromTsuid(w, tsuid, 0), w.saltWidth + w.metric, base);
 }
 
 /** Validates and normalizes an annotation from a request; throws TSDB_ILLEGAL_ARGUMENT. */

@@ -30,8 +30,15 @@
  * memory stores; the owner does not create this on others). Bounded: at most `maxSeries`
  * entries; past that the oldest-inserted eighth is dropped.
  */
-import type { LastPoint } from '../query/last-point.js';
 import { makeRoom } from './make-room.js';
+
+/** A series' newest point (/api/query/last). */
+export interface LastPoint {
+  /** Epoch ms. */
+  readonly ts: number;
+  readonly value: number;
+  readonly isInt: boolean;
+}
 
 class Entry {
   ts = -Infinity;

@@ -30,14 +30,10 @@ import { mergeRowCells } from './row-merge.js';
 import { saltBucket, writeSalt } from '../schema/salt.js';
 import { MAX_BASE_TIME_S, baseTimeOfKey, patchBaseTime } from '../schema/row-key.js';
 import { DATA_FAMILY } from '../tables.js';
+import type { LastPoint } from '../meta/last-values.js';
 import type { Tsdb } from '../tsdb.js';
 
-export interface LastPoint {
-  /** Epoch ms. */
-  readonly ts: number;
-  readonly value: number;
-  readonly isInt: boolean;
-}
+export type { LastPoint } from '../meta/last-values.js';
 
 /** The row-key template of a TSUID: salt filled in, base time 0. */
 export function seriesKeyOfTsuid(tsdb: Tsdb, tsuid: Uint8Array): Uint8Array {
