@@ -116,7 +116,7 @@ export class Tsdb {
     this.seriesPlans = this.catalog.keepByMetric<SeriesPlan>(MAX_SERIES_PLANS);
     this.storeCompresses = storeCompresses;
     const readBack = storeCompresses ? undefined : new HourCompactor({ data, widths: this.widths, config, now });
-    this.compactor = readBack ?? new StoreCompaction(data);
+    this.compactor = readBack ?? new StoreCompaction(data, () => this.retentionResolved());
     const hints = (this.newestHours = singleWriter ? new NewestHours(() => this.ingest.stats().inflightPoints > 0) : undefined);
     const lastValues = (this.lastValues = singleWriter && config.queryLastCacheSeries > 0 ? new LastValues(config.queryLastCacheSeries) : undefined);
     const { saltWidth, metric: metricWidth } = this.widths;
@@ -174,15 +174,29 @@ export class Tsdb {
     return tsdb;
   }
 
-  /** The row transform's options, read at each flush and compaction; re-resolves retention after a metric is created. */
+  /**
+   * The row transform's options, read at each flush and compaction. While the per-metric
+   * rules are not yet resolved for metrics created since (resolution is started here), a
+   * metric the rules do not list is kept: nothing expires early by a rule not yet applied.
+   */
   private transformOptions(): HourTransformOptions {
+    let retention = this.retention;
     // NB: only per-metric rules depend on which metrics exist (a rename is seen at the next open).
-    if (this.config.retentionMetrics !== '' && this.metrics.stats().assigned !== this.retentionEpoch && this.retentionResolving === undefined && !this.closed) {
-      this.retentionResolving = this.resolveRetention().catch(() => undefined).finally(() => {
-        this.retentionResolving = undefined;
-      });
+    if (this.config.retentionMetrics !== '' && this.metrics.stats().assigned !== this.retentionEpoch) {
+      void this.retentionResolved();
+      const { defaultMs: _unlisted, ...listed } = retention;
+      retention = listed;
     }
-    return { saltWidth: this.widths.saltWidth, metricWidth: this.widths.metric, retention: this.retention, compress: this.config.compactHours };
+    return { saltWidth: this.widths.saltWidth, metricWidth: this.widths.metric, retention, compress: this.config.compactHours };
+  }
+
+  /** Resolves the retention rules again when metrics were created since the last time. */
+  retentionResolved(): Promise<void> {
+    if (this.config.retentionMetrics === '' || this.metrics.stats().assigned === this.retentionEpoch || this.closed) return Promise.resolve();
+    this.retentionResolving ??= this.resolveRetention().catch(() => undefined).finally(() => {
+      this.retentionResolving = undefined;
+    });
+    return this.retentionResolving;
   }
 
   /** Resolves the retention rules (compact/retention.ts) against the metrics that exist now. */

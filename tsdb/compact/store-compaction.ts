@@ -10,10 +10,13 @@ import type { HourCompaction, HourCompactorStats } from './hour-compactor.js';
 
 export class StoreCompaction implements HourCompaction {
   private readonly data: Table;
+  /** Awaited before each pass (the transform's options up to date: retention rules resolved). */
+  private readonly ready: () => Promise<void>;
   private passes = 0;
 
-  constructor(data: Table) {
+  constructor(data: Table, ready: () => Promise<void> = () => Promise.resolve()) {
     this.data = data;
+    this.ready = ready;
   }
 
   start(): void {}
@@ -21,6 +24,7 @@ export class StoreCompaction implements HourCompaction {
   /** Flushes the data table and compacts it (every file of each region with `force`). */
   async runOnce(opts: { force?: boolean; sweep?: boolean } = {}): Promise<void> {
     this.passes++;
+    await this.ready();
     await this.data.flush();
     await this.data.compact({ major: opts.force === true || opts.sweep === true });
   }
