@@ -29,7 +29,7 @@ import { checkImportFiles, compactAfterImport, importFiles } from './import.js';
 import type { ImportOptions } from './import.js';
 import type { CliWriter } from './progress.js';
 import { parseUidCommand, runUidCommand } from './uid-cmd.js';
-import { checkMatch, deleteSeries } from '../meta/delete-series.js';
+import { checkMatch, deleteSeries } from '../write/delete-series.js';
 import { parseMetricWithFilters } from '../query/query-string.js';
 
 export { parseServeCommand, SERVE_USAGE };

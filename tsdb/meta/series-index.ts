@@ -254,7 +254,7 @@ export class SeriesIndex {
   }
 
   /**
-   * Removes series from the index (a series delete: tsdb/meta/delete-series.ts): every
+   * Removes series from the index (a series delete: tsdb/write/delete-series.ts): every
    * series of `metricUid` when `tsuids` is undefined (one range delete), else those rows.
    * The metric's in-memory copy is dropped (read again on next use; the caller also drops
    * the catalog's caches). Durable before it resolves.

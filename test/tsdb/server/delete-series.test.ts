@@ -1,5 +1,5 @@
 /**
- * /api/admin/tsdb/delete_series (tsdb/meta/delete-series.ts): a series match deletes its
+ * /api/admin/tsdb/delete_series (tsdb/write/delete-series.ts): a series match deletes its
  * points at every time, its series-index row and its newest point; a bare metric goes
  * whole, with its name and UID (a new write gets a new UID); bad requests are refused
  * before anything is deleted; only admin tokens may; points deleted while still in memory

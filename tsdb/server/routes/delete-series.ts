@@ -1,7 +1,7 @@
 /**
  * POST (or DELETE) /api/admin/tsdb/delete_series?match[]=M&match[]=… (also under
  * /api/v1/): deletes every point of the series each match names, their series-index rows
- * and, for a bare metric, the metric's name and UID (tsdb/meta/delete-series.ts). The
+ * and, for a bare metric, the metric's name and UID (tsdb/write/delete-series.ts). The
  * shape of VictoriaMetrics' and Prometheus' admin delete, with OpenTSDB's
  * `metric{tag=filter,…}` matches; `match` works too, and a JSON body
  * `{"match": ["…"]}`. Admin role (auth.ts); off unless tsd.http.query.allow_delete, as
@@ -10,8 +10,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { isTsdbError } from '../../errors.js';
-import { checkMatch, deleteSeries } from '../../meta/delete-series.js';
-import type { SeriesDeleted } from '../../meta/delete-series.js';
+import { checkMatch, deleteSeries } from '../../write/delete-series.js';
+import type { SeriesDeleted } from '../../write/delete-series.js';
 import { parseMetricWithFilters } from '../../query/query-string.js';
 import type { Tsdb } from '../../tsdb.js';
 import { RawJson } from '../body-parsers.js';

@@ -52,13 +52,15 @@ export async function deleteSeries(tsdb: Tsdb, match: string, signal?: AbortSign
   const uid = await tsdb.metrics.requireId(metric);
   try {
     if (filters.length === 0) {
-      const series = (await tsdb.index.ofMetric(uid, signal)).length;
+      const all = await tsdb.index.ofMetric(uid, signal);
+      const series = all.length;
       for (const p of saltPrefixes(tsdb.widths, uid)) {
         signal?.throwIfAborted();
         await tsdb.data.deleteRange({ start: p, end: prefixEnd(p) });
       }
       await tsdb.index.remove(uid);
       await tsdb.metrics.delete(metric);
+      await tsdb.rowsDeleted(all);
       return { match, metric, series, rows: null, metricDeleted: true };
     }
     const matching: Uint8Array[] = [];
@@ -84,11 +86,14 @@ export async function deleteSeries(tsdb: Tsdb, match: string, signal?: AbortSign
         rows += batch.length;
       }
       await tsdb.index.remove(uid, matching);
+      await tsdb.rowsDeleted(matching);
     }
     return { match, metric, series: matching.length, rows, metricDeleted: false };
   } finally {
-    // Whatever went (even part-way): no cache may answer for it (newest points and hours,
-    // the writers' series entries, names and UIDs).
+    // Whatever went (even part-way): no cache of this server may answer for it (newest
+    // points and hours, the writers' series entries, names and UIDs). Other servers on the
+    // same store hear of the deleted rows (their newest points) through the catalog's
+    // change log (Tsdb.rowsDeleted), not of a deleted name: see README "Deleting series".
     tsdb.dropCaches();
   }
 }
