@@ -5,7 +5,7 @@
  * OpenTSDB reference. TEST_SEED, TSDB_MODEL_SEEDS and TSDB_MODEL_STEPS as there.
  */
 import { describe, expect, it } from 'vitest';
-import { EAGER_HOURS, QUIET_HOURS, modelSeeds, modelSteps, runTsdbModel, skips } from '../tsdb/helpers/tsdb-model.js';
+import { EAGER_HOURS, QUIET_HOURS, modelSeeds, modelSteps, runTsdbModel } from '../tsdb/helpers/tsdb-model.js';
 import type { Deployment } from '../tsdb/helpers/tsdb-model.js';
 import { freshPrefix, openTestStore, useEmulator } from './setup.js';
 
@@ -14,7 +14,7 @@ useEmulator();
 function bigtable(name: string, config: string): Deployment {
   const prefix = freshPrefix();
   return {
-    name, config, persistent: true, ...skips(config),
+    name, config, persistent: true,
     open: (clock) => openTestStore(prefix, { clock, ttlGarbageCollection: false }),
     close: (s) => s.close(),
     async destroy() {},

@@ -22,7 +22,7 @@ import { MemFileSystem } from '../../core/fs/mem-fs.js';
 import { openMemoryStore } from '../../core/index.js';
 import type { Store } from '../../core/api/store.js';
 import { parseConfigText } from '../../tsdb/cli/config-file.js';
-import { EAGER_HOURS, QUIET_HOURS, modelSeeds, modelSteps, retentionConfig, runTsdbModel, skips } from '../tsdb/helpers/tsdb-model.js';
+import { EAGER_HOURS, QUIET_HOURS, modelSeeds, modelSteps, retentionConfig, runTsdbModel } from '../tsdb/helpers/tsdb-model.js';
 import type { Retention } from '../tsdb/helpers/tsdb-model.js';
 import type { Deployment } from '../tsdb/helpers/tsdb-model.js';
 
@@ -39,7 +39,7 @@ function storeOptions(config: string): Partial<EmbeddedOptions> {
 function memory(name: string, config: string): Deployment {
   let store: Store | undefined;
   return {
-    name, config, persistent: false, ...skips(config),
+    name, config, persistent: false,
     async open(clock) {
       return (store ??= await openMemoryStore({ clock }));
     },
@@ -62,7 +62,7 @@ function embedded(name: string, config: string, engine: Partial<EmbeddedOptions>
   const dir = mkdtempSync(join(tmpdir(), 'horae-model-store-'));
   const opts = { ...storeOptions(config), ...engine, dir };
   return {
-    name, config: retention === undefined ? config : `${config}\n${retentionConfig(retention)}`, persistent: true, ...skips(config),
+    name, config: retention === undefined ? config : `${config}\n${retentionConfig(retention)}`, persistent: true,
     ...(retention === undefined ? {} : { retention }),
     open: (clock) => openEmbeddedStore({ ...opts, clock }),
     close: (s) => s.close(),
@@ -77,7 +77,7 @@ function onErrorFs(name: string, config: string): Deployment {
   const errors = new ErrorFileSystem(new MemFileSystem());
   const opts = { ...storeOptions(config), dir: '/db', fs: errors };
   return {
-    name, config, persistent: true, errors, ...skips(config),
+    name, config, persistent: true, errors,
     open: (clock) => openEmbeddedStore({ ...opts, clock }),
     close: (s) => s.close(),
     verify: (s) => splitCheck(s, config),

@@ -15,7 +15,7 @@
  * A divergence fails with the seed, the step and its operation, the first difference and
  * the operations before it; TEST_SEED=<seed> replays that seed alone, and TSDB_MODEL_LOG=<file>
  * writes every operation of the failed run to that file. TSDB_MODEL_KNOWN_BUGS=1 runs what
- * the known bugs named below make the runs leave out or accept.
+ * the known bug named in tsdb-model-wire.ts makes the runs accept.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,8 +50,6 @@ export interface Deployment {
   readonly errors?: ErrorFileSystem;
   /** Retention, when the config sets one (its keys come from retentionConfig()). */
   readonly retention?: Retention;
-  /** Why delete queries are left out of this deployment's runs, when they are. */
-  readonly skipDeletes?: string;
   /** Checks at the end of a run (e.g. that regions split). */
   verify?(store: Store): Promise<void>;
   /** Removes what the deployment made (directories). */
@@ -81,22 +79,8 @@ const DELETE_ON = 'tsd.http.query.allow_delete = true';
 
 /** Hour compaction as soon as an hour closes, checked every 50 ms (with the fake clock: often). */
 export const EAGER_HOURS = 'horae.hour_compaction.grace_ms = 0\nhorae.hour_compaction.idle_ms = 0\nhorae.hour_compaction.interval_ms = 50';
-/**
- * KNOWN BUG (reported), why runs with the background hour compactor leave deletes out: a
- * compactor pass that read a row before a delete query removed it writes the row's
- * compressed cell after the delete, and the deleted points are back (core's deletes cover
- * only cells that exist when they are written; tsdb/compact/hour-compactor.ts writes
- * unconditionally). Seen as extra points after a DELETE with seed 24757, 1 run in 5.
- */
-const COMPACTOR_RESURRECTS_DELETES = 'the background hour compactor can write back rows a delete removed (known bug)';
-/** No background hour compaction (hours are compacted by imports only): deletes stay deterministic. */
+/** No background hour compaction (hours are compacted by imports and flushes only): a run replays exactly. */
 export const QUIET_HOURS = 'horae.hour_compaction.interval_ms = 1000000000';
-/** The operations a deployment with this config leaves out, and why. */
-export function skips(config: string): { skipDeletes?: string } {
-  if (process.env.TSDB_MODEL_KNOWN_BUGS !== undefined) return {};
-  return config.includes(EAGER_HOURS) ? { skipDeletes: COMPACTOR_RESURRECTS_DELETES } : {};
-}
-
 class Divergence extends Error {}
 
 /** How long each metric's points are kept (ms; undefined: forever), as the model reads it. */
@@ -383,10 +367,8 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
         count('query');
         await query(world.query(clock.now, expiredBefore), false);
       } else if (x < 760) {
-        const q = world.query(clock.now, expiredBefore);
-        if (dep.skipDeletes !== undefined) continue;
         count('delete');
-        await query(q, true);
+        await query(world.query(clock.now, expiredBefore), true);
       } else if (x < 810) {
         count('last');
         const s = world.pick(world.series);
