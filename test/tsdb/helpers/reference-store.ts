@@ -149,6 +149,19 @@ export class ReferenceStore {
     this.names[kind].add(to);
   }
 
+  /**
+   * /api/admin/tsdb/delete_series: a bare metric goes whole, with its name (a new write gets
+   * a new UID); `metric{filters}` removes the matching series, points and index rows (a new
+   * write brings the series back). The filters match as a query's do.
+   */
+  deleteSeries(metric: string, filters: readonly RefFilter[]): void {
+    for (const [k, s] of [...this.series]) {
+      if (s.metric !== metric) continue;
+      if (filters.length === 0 || filters.every((f) => filterMatches(f, s.tags))) this.series.delete(k);
+    }
+    if (filters.length === 0) this.names.metric.delete(metric);
+  }
+
   /** The points of a series in time order (for messages). */
   points(metric: string, tags: Tags): Pt[] {
     const s = this.series.get(seriesKey(metric, tags));

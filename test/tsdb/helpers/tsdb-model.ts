@@ -6,7 +6,8 @@
  *
  * Operations: puts over telnet, HTTP JSON and msgpack and the import path (late points,
  * duplicate timestamps, integers and floats, s and ms timestamps); queries, /api/query/last,
- * lookup and suggest, compared point for point; delete queries; UID renames; restarts; store
+ * lookup and suggest, compared point for point; delete queries, series and metric deletes;
+ * UID renames; restarts; store
  * maintenance (flush, minor and major compaction) and cache drops; on a deployment with an
  * error-injecting file system, transient I/O errors, which must surface as errors (5xx with
  * a message, a telnet error line) and never as a wrong answer or a lost acknowledged point:
@@ -29,7 +30,7 @@ import { startServer } from '../../../tsdb/server/server.js';
 import type { RunningServer } from '../../../tsdb/server/server.js';
 import { Tsdb } from '../../../tsdb/tsdb.js';
 import { ReferenceStore, seriesKey } from './reference-store.js';
-import type { RefQuery, Tags } from './reference-store.js';
+import type { RefFilter, RefQuery, Tags } from './reference-store.js';
 import { World, ptOf } from './tsdb-model-gen.js';
 import type { GenPoint } from './tsdb-model-gen.js';
 import { checkLast, checkLookup, checkSuggest } from './tsdb-model-checks.js';
@@ -345,6 +346,33 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
     }
   };
 
+  /**
+   * Deletes a whole metric (a bare name) or some of its series (`metric{tag=filter}`) for good;
+   * an unknown metric is 404 and deletes nothing.
+   */
+  const deleteSeries = async (): Promise<void> => {
+    const s = world.pick(world.series);
+    const metric = r.chance(0.05) ? 'no.such.metric' : s.metric;
+    const filters: RefFilter[] = [];
+    if (r.chance(0.7)) {
+      const k = world.pick(Object.keys(s.tags));
+      const v = s.tags[k]!;
+      filters.push(r.chance(0.5) ? { type: 'literal_or', tagk: k, filter: v, groupBy: false } : { type: 'wildcard', tagk: k, filter: `${v.slice(0, 1)}*`, groupBy: false });
+      if (!ref.names.tagk.has(k) || !ref.names.tagv.has(v)) return; // renamed away: not the model's business
+    }
+    const match = `${metric}${filters.length === 0 ? '' : `{${filters.map((f) => `${f.tagk}=${f.type}(${f.filter})`).join(',')}}`}`;
+    const path = `/api/admin/tsdb/delete_series?match[]=${encodeURIComponent(match)}`;
+    log.push(`${step}: delete series ${match}`);
+    const known = ref.names.metric.has(metric);
+    await untilAcknowledged('delete_series', async () => {
+      const rep = await http(port(), r.chance(0.5) ? 'POST' : 'DELETE', path);
+      if (!known) return rep.status === 404 ? undefined : `${rep.status} ${rep.text.slice(0, 300)}, want 404 for an unknown metric`;
+      if (rep.status === 200) return undefined;
+      return injectedSinceOpen() ? httpError('delete_series', rep) : `${rep.status} ${rep.text.slice(0, 300)}`;
+    });
+    if (known) ref.deleteSeries(metric, filters);
+  };
+
   const count = (k: string): void => {
     if (current !== '') ms[current] = (ms[current] ?? 0) + performance.now() - began;
     ops[k] = (ops[k] ?? 0) + 1;
@@ -381,7 +409,7 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
         count('lookup');
         const d = r.chance(0.5) ? await checkLookup(port(), ref, world, log, step) : await checkSuggest(port(), ref, world, log, step);
         if (d !== undefined && !injectedSinceOpen()) fail(d);
-      } else if (x < 880) {
+      } else if (x < 870) {
         const major = r.chance(0.4);
         const what = r.chance(0.4) ? 'flush' : major ? 'major compaction' : 'compaction';
         count(what);
@@ -392,7 +420,7 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
         } catch (err) {
           if (!injectedSinceOpen()) fail(`${what} failed: ${(err as Error).message}`);
         }
-      } else if (x < 890) {
+      } else if (x < 880) {
         count('rename');
         // Retention rules name metrics: a renamed one would change its rule at the next open.
         const kind = world.pick(dep.retention !== undefined ? ['tagk', 'tagv'] as const : ['metric', 'tagk', 'tagv'] as const);
@@ -405,7 +433,10 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
         const rep = await http(port(), 'GET', path);
         if (rep.status === 200) ref.rename(kind, from, to);
         else if (!injectedSinceOpen() || rep.status < 500) fail(`rename: ${rep.status} ${rep.text.slice(0, 300)}`);
-      } else if (x < 895 && dep.retention?.dropsExpired === true) {
+      } else if (x < 892) {
+        count('delete series');
+        await deleteSeries();
+      } else if (x < 896 && dep.retention?.dropsExpired === true) {
         count('expiry');
         await expiryCheck();
       } else if (x < 900) {
