@@ -177,7 +177,7 @@ const coreApiImportsNothingElseFromCore: Rule = importRule(
 
 /**
  * The layers inside tsdb/ (issue 33), lowest first: a file imports files of its own layer
- * or lower ones only. Matched by path prefix, first match wins; a file under no prefix
+ * or lower ones only. Matched by path prefix, the longest wins; a file under no prefix
  * breaks the rule, so a new part must be placed. Type-only imports of the composition
  * root (tsdb/tsdb.ts: the handle every part is given) are allowed from anywhere.
  */
@@ -193,7 +193,17 @@ const ROOT_MODULE = 'tsdb/tsdb';
 
 function tsdbLayer(path: string): number {
   const p = path.replace(/\.(ts|mts|js|mjs)$/, '');
-  return TSDB_LAYERS.findIndex(([, prefixes]) => prefixes.some((x) => (x.endsWith('/') ? p.startsWith(x) : p === x)));
+  let best = -1;
+  let bestLength = 0;
+  TSDB_LAYERS.forEach(([, prefixes], layer) => {
+    for (const x of prefixes) {
+      if ((x.endsWith('/') ? p.startsWith(x) : p === x) && x.length > bestLength) {
+        best = layer;
+        bestLength = x.length;
+      }
+    }
+  });
+  return best;
 }
 
 /** Type-only: `import type`, `export type`, or every named binding marked `type`. */
