@@ -57,6 +57,9 @@ describe('operator page', () => {
     // Every table is listed; the data table has one region per salt bucket (pre-split).
     const tables = await attrs(page, 'table.regions', 'data-table');
     expect(tables).toEqual(['tsdb', 'tsdb-meta', 'tsdb-uid']);
+    // The servers sharing the store: this one, live (the embedded store has no other).
+    expect(await attrs(page, 'table.servers tbody tr', 'data-state')).toEqual(['live']);
+    expect(await page.locator('table.servers tbody td').first().textContent()).toBe(`127.0.0.1:${harness.server.port} (this server)`);
     const salts = (await attrs(page, 'table.regions[data-table="tsdb"] tbody tr', 'data-salt')).map(Number);
     expect(salts).toEqual(Array.from({ length: 20 }, (_, i) => i));
     const ranges = await page.locator('table.regions[data-table="tsdb"] td.range').allTextContents();

@@ -7,14 +7,15 @@
  * UIDs, the series index and compressed hours travel as the cells they are, so the copy
  * answers every query as the source does. Cells expired by TTL or deleted are not copied.
  * The source must not change during the copy (stop the servers writing to it). The
- * change log of servers sharing the source (tsdb-changes) is not copied: it only means
- * something to the servers of the store it was written in.
+ * change log and heartbeats of servers sharing the source (tsdb-changes, tsdb-servers)
+ * are not copied: they only mean something to the servers of the store they were written in.
  */
 import type { Mutation, RowMutation, Store } from '../../core/api/store.js';
 import { CHANGES_TABLE } from '../meta/change-log.js';
+import { SERVERS_TABLE } from '../meta/servers.js';
 
 /** Tables of the servers' coordination, left out of a copy. */
-const NOT_COPIED: ReadonlySet<string> = new Set([CHANGES_TABLE]);
+const NOT_COPIED: ReadonlySet<string> = new Set([CHANGES_TABLE, SERVERS_TABLE]);
 
 export interface CopyProgress {
   /** Called after each table with its row and cell counts. */

@@ -26,6 +26,7 @@ import { registerUidRoutes } from './routes/uid.js';
 import { registerPutRoutes } from './routes/put.js';
 import { registerQueryRoutes } from './routes/query.js';
 import { registerUiRoutes } from './routes/ui.js';
+import type { ServerRegistry } from '../meta/servers.js';
 
 export interface BuildServerOptions {
   readonly tsdb: Tsdb;
@@ -38,6 +39,8 @@ export interface BuildServerOptions {
   readonly damagedFiles?: AdminRouteDeps['damagedFiles'];
   /** Takes in damaged files the store found since (before /api/status and /api/stats answer). */
   readonly refreshHealth?: AdminRouteDeps['refreshHealth'];
+  /** The servers sharing the store (meta/servers.ts), for /api/stats and the operator page. */
+  readonly servers?: ServerRegistry;
 }
 
 export async function buildServer(opts: BuildServerOptions): Promise<FastifyInstance> {
@@ -68,9 +71,10 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   registerAnnotationRoutes(app, tsdb);
   registerQueryRoutes(app, tsdb);
   registerDeleteSeriesRoutes(app, tsdb);
-  registerOverviewRoutes(app, tsdb);
+  registerOverviewRoutes(app, tsdb, opts.servers === undefined ? {} : { servers: opts.servers });
   registerAdminRoutes(app, {
     tsdb, status: opts.status ?? (() => 'ok'),
+    ...(opts.servers === undefined ? {} : { servers: opts.servers }),
     ...(opts.extraStats === undefined ? {} : { extraStats: opts.extraStats }),
     ...(opts.damagedFiles === undefined ? {} : { damagedFiles: opts.damagedFiles }),
     ...(opts.refreshHealth === undefined ? {} : { refreshHealth: opts.refreshHealth }),

@@ -8,7 +8,10 @@
 import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../core/api/store.js';
 import type { TsdbConfig } from '../config.js';
+import { randomBytes } from 'node:crypto';
 import { Tsdb } from '../tsdb.js';
+import { ServerRegistry, serversTableSpec } from '../meta/servers.js';
+import { VERSION } from '../version.js';
 import { tokenAuthOf } from './auth.js';
 import type { Authenticator } from './auth.js';
 import { buildServer } from './build-server.js';
@@ -58,6 +61,18 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
   });
   await logWalReplay(opts.store, opts.log);
   let listener: Listener | undefined;
+  // Where other servers share the store, each writes a heartbeat row (meta/servers.ts).
+  const serversTable = opts.store.capabilities.singleWriter ? undefined : await opts.store.createTable(serversTableSpec(), { ifNotExists: true });
+  const servers = new ServerRegistry(serversTable, {
+    id: randomBytes(8).toString('hex'),
+    version: VERSION,
+    startedMs: tsdb.now(),
+    address: () => (listener === undefined ? '' : `${listener.address}:${listener.port}`),
+    counters: () => {
+      const ing = tsdb.ingest.stats();
+      return { pointsWritten: ing.pointsWritten, pointsRejected: ing.pointsRejected, seriesCreated: ing.seriesCreated, changesApplied: tsdb.catalog.feedStats()?.applied ?? 0 };
+    },
+  }, tsdb.now);
   const telnet = tsdbTelnetBackend(tsdb, status);
   const auth = opts.auth ?? tokenAuthOf(tsdb.config);
   const app = await buildServer({
@@ -66,6 +81,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     ...(auth === undefined ? {} : { auth }),
     damagedFiles: () => health.problems,
     refreshHealth: () => health.refresh(opts.store, opts.log),
+    servers,
     extraStats: (): Record<string, number> => {
       const s = listener?.stats();
       if (s === undefined) return {};
@@ -99,6 +115,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
     firstByteTimeoutMs: tsdb.config.httpHeadersTimeoutMs,
     ...(opts.log === undefined ? {} : { log: opts.log }),
   });
+  await servers.start();
   state = 'ok';
   const healthTimer = setInterval(() => void health.refresh(opts.store, opts.log), HEALTH_REFRESH_MS);
   healthTimer.unref();
@@ -117,6 +134,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
         clearInterval(healthTimer);
         await l.close();
         await app.close();
+        await servers.stop();
         await tsdb.close();
         if (opts.ownsStore !== false) await opts.store.close();
       })();

@@ -14,7 +14,9 @@
  *      what was not acknowledged;
  *   7. /api/dropcaches on every server;
  *   8. hour compaction ran on every server (it is on everywhere, with no grace), where it
- *      is the read-back compactor.
+ *      is the read-back compactor;
+ *   9. every server lists the servers sharing the store (/api/stats, the operator page's
+ *      overview): the live ones, the killed one silent, a cleanly stopped one stopped.
  *
  * With one server (the embedded store) the same phases run on it alone, so the semantics
  * of both stores stay the same.
@@ -228,6 +230,30 @@ export async function runScenario(cluster: Cluster, bounds: Bounds, hour0: numbe
   }
   await check('after hour compaction');
   expect(problems).toEqual([]);
+
+  // 9. Every server lists the servers sharing the store: all live, the killed incarnation
+  // silent (where heartbeats are stored: several servers); a clean stop shows as stopped.
+  const shared = n > 1;
+  for (const s of cluster.servers) {
+    await eventuallyTrue(async () => {
+      const c = await clusterCounts(s);
+      return c.live === n && c.silent === (shared ? 1 : 0) && c.stopped === 0;
+    }, 30_000, `${s.name} lists ${n} live servers${shared ? ' and the killed one silent' : ''}`);
+    const o = JSON.parse((await s.http('GET', '/api/horae/overview')).body) as { servers: Array<{ address: string; state: string; self: boolean }> };
+    expect(o.servers.filter((x) => x.state === 'live').map((x) => x.address).sort()).toEqual(cluster.servers.map((x) => `127.0.0.1:${x.port}`).sort());
+    expect(o.servers.filter((x) => x.self).map((x) => x.address)).toEqual([`127.0.0.1:${s.port}`]);
+  }
+  if (shared) {
+    await srv(n - 1).stop();
+    expect(await clusterCounts(srv(0))).toEqual({ live: n - 1, silent: 1, stopped: 1 });
+  }
+}
+
+/** horae.cluster.servers by state, from a server's /api/stats. */
+async function clusterCounts(s: HoraeProcess): Promise<{ live: number; silent: number; stopped: number }> {
+  const stats = JSON.parse((await s.http('GET', '/api/stats')).body) as Array<{ metric: string; value: number; tags: Record<string, string> }>;
+  const of = (state: string): number => stats.find((p) => p.metric === 'horae.cluster.servers' && p.tags.state === state)?.value ?? -1;
+  return { live: of('live'), silent: of('silent'), stopped: of('stopped') };
 }
 
 async function rename(s: HoraeProcess, kind: 'metric' | 'tagv', from: string, to: string): Promise<void> {

@@ -3,7 +3,7 @@
  * codecs, to the fields its comments name, and encoding those fields gives the same bytes.
  */
 import { describe, expect, it } from 'vitest';
-import { concatBytes, encodeInt64, fromHex, toHex, utf8 } from '../../../core/api/bytes.js';
+import { concatBytes, encodeInt64, fromHex, fromUtf8, toHex, utf8 } from '../../../core/api/bytes.js';
 import { hexExample, readFormatDoc } from '../../helpers/format-doc.js';
 import { buildCompactedColumn, parseDataCell, splitDataCell } from '../../../tsdb/schema/compacted.js';
 import type { PointSink } from '../../../tsdb/schema/compacted.js';
@@ -19,6 +19,7 @@ import type { PointBlock } from '../../../tsdb/codec/point-block.js';
 import { compressRow } from '../../../tsdb/compact/hour-transform.js';
 import { mergeRowCells } from '../../../tsdb/query/row-merge.js';
 import { DATA_FAMILY } from '../../../tsdb/tables.js';
+import { decodeBeat, encodeBeat } from '../../../tsdb/meta/servers.js';
 import { CHANGE_FAMILY, CHANGE_QUALIFIER, changeKey, decodeChange, encodeChange } from '../../../tsdb/meta/change-log.js';
 
 const PATH = 'tsdb/SCHEMA.md';
@@ -193,5 +194,16 @@ describe('tsdb/SCHEMA.md examples', () => {
     expect(toHex(r.writer)).toBe('00000000000000bb');
     expect(r.change).toEqual({ kind: 'rename', uidKind: 'tagv', id: fromHex('00002a'), from: 'web01', to: 'web02' });
     expect(toHex(encodeChange(r.writer, { kind: 'rename', uidKind: 'tagv', id: fromHex('00002a'), from: 'web01', to: 'web02' }))).toBe(toHex(rename!));
+  });
+
+  it('Server heartbeats: the row key is the id in ASCII, the value a beat decodeBeat reads back', () => {
+    const [key] = hexBlocks('Server heartbeats');
+    const lines = section('Server heartbeats');
+    const start = lines.findIndex((l) => l.trim() === '```json');
+    const beat = decodeBeat(utf8(lines[start + 1]!))!;
+    expect(beat).toMatchObject({ id: '9f0a2b3c4d5e6f70', address: '10.0.0.7:4242', startedMs: 1767225600000, beatMs: 1767225605000 });
+    expect(beat.counters).toEqual({ pointsWritten: 1200, pointsRejected: 0, seriesCreated: 40, changesApplied: 3 });
+    expect(toHex(key!)).toBe(toHex(utf8(beat.id)));
+    expect(JSON.parse(fromUtf8(encodeBeat(beat)))).toEqual(JSON.parse(lines[start + 1]!));
   });
 });

@@ -14,6 +14,7 @@ import type { RegionInfo, StoreStats } from '../../../core/api/store.js';
 import { DATA_TABLE } from '../../tables.js';
 import type { Tsdb } from '../../tsdb.js';
 import { decodeKeyHint } from './key-hint.js';
+import type { ServerView } from '../../meta/servers.js';
 import type { RateColumns } from './rate-history.js';
 
 export interface KeyHint {
@@ -76,6 +77,8 @@ export interface Overview {
   readonly schema: { readonly dataTable: string; readonly saltWidth: number; readonly saltBuckets: number };
   readonly tables: OverviewTable[];
   readonly history: RateColumns<RateName> & { readonly intervalMs: number };
+  /** The servers sharing the store, this one included (meta/servers.ts). */
+  readonly servers: readonly ServerView[];
 }
 
 export interface RegionsByTable {
@@ -98,6 +101,7 @@ export interface SnapshotInput {
   readonly counters: OverviewCounters;
   readonly startedMs: number;
   readonly history: Overview['history'];
+  readonly servers: readonly ServerView[];
 }
 
 export async function buildOverview(input: SnapshotInput): Promise<Overview> {
@@ -160,5 +164,6 @@ export async function buildOverview(input: SnapshotInput): Promise<Overview> {
     schema: { dataTable: DATA_TABLE, saltWidth: tsdb.widths.saltWidth, saltBuckets: tsdb.widths.saltBuckets },
     tables,
     history: input.history,
+    servers: input.servers,
   };
 }

@@ -8,10 +8,14 @@ import { toHex } from '../../../core/api/bytes.js';
 import { configStrings } from '../../config.js';
 import type { RouteRole } from '../auth.js';
 import type { Tsdb } from '../../tsdb.js';
+import type { ServerRegistry } from '../../meta/servers.js';
+import { clusterStats } from '../overview/cluster-stats.js';
 import { VERSION } from '../../version.js';
 
 export interface AdminRouteDeps {
   readonly tsdb: Tsdb;
+  /** The servers sharing the store (meta/servers.ts). */
+  readonly servers?: ServerRegistry;
   readonly status: () => string;
   /** Extra self-metrics (listener counters) merged into /api/stats. */
   readonly extraStats?: () => Record<string, number>;
@@ -39,7 +43,9 @@ export function registerAdminRoutes(app: FastifyInstance, deps: AdminRouteDeps):
   }));
   both(['GET', 'POST'], 'stats', 'read', async () => {
     await deps.refreshHealth?.();
-    return tsdb.statsPoints(deps.extraStats?.() ?? {});
+    const points = await tsdb.statsPoints(deps.extraStats?.() ?? {});
+    if (deps.servers !== undefined) points.push(...clusterStats(tsdb, await deps.servers.list()));
+    return points;
   });
   both('GET', 'stats/store', 'read', async () => tsdb.store.stats());
   both(['GET', 'POST'], 'dropcaches', 'write', async () => {

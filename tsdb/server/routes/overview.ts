@@ -15,6 +15,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { Tsdb } from '../../tsdb.js';
+import type { ServerRegistry } from '../../meta/servers.js';
 import { RATE_NAMES, buildOverview, listRegions } from '../overview/overview-snapshot.js';
 import type { OverviewCounters, RateName } from '../overview/overview-snapshot.js';
 import { RateHistory } from '../overview/rate-history.js';
@@ -25,6 +26,8 @@ export interface OverviewRouteOptions {
   readonly sampleIntervalMs?: number;
   /** Samples kept (default 180: 15 minutes at 5 s). */
   readonly historySamples?: number;
+  /** The servers sharing the store (meta/servers.ts); absent: none listed. */
+  readonly servers?: ServerRegistry;
 }
 
 const QUERY_ROUTE = /^\/api(\/v1)?\/query(\/last)?$/i;
@@ -89,6 +92,7 @@ export function registerOverviewRoutes(app: FastifyInstance, tsdb: Tsdb, opts: O
       counters: counters(),
       startedMs,
       history: { intervalMs, ...history.columns() },
+      servers: opts.servers === undefined ? [] : await opts.servers.list(),
     });
   };
   for (const v of ['', '/v1']) app.route({ method: 'GET', url: `/api${v}/horae/overview`, config: { role: 'read' }, handler });

@@ -81,6 +81,21 @@ export interface OpsOverview {
     readonly timesMs: readonly number[];
     readonly rates: Readonly<Record<OpsRateName, readonly (number | null)[]>>;
   };
+  /** The servers sharing the store, this one included (absent from older servers). */
+  readonly servers?: readonly OpsServer[];
+}
+
+/** One server sharing the store, from its last heartbeat (tsdb/meta/servers.ts). */
+export interface OpsServer {
+  readonly id: string;
+  readonly address: string;
+  readonly version: string;
+  readonly startedMs: number;
+  readonly beatMs: number;
+  readonly ageMs: number;
+  readonly state: 'live' | 'stopped' | 'silent';
+  readonly self: boolean;
+  readonly counters: Readonly<Record<string, number>>;
 }
 
 export const OVERVIEW_PATH = '/api/horae/overview';

@@ -13,6 +13,7 @@ import { SnapshotWindow } from '../../lib/ops-rates.js';
 import { applyTheme, chartPalette, resolveTheme } from '../../lib/theme.js';
 import { RateChart } from './charts.js';
 import { renderRegions } from './regions-view.js';
+import { renderServers } from './servers-view.js';
 import { renderAlerts, renderTiles } from './tiles.js';
 
 const DEFAULT_REFRESH_MS = 2000;
@@ -73,6 +74,7 @@ async function refresh(): Promise<void> {
     renderTiles(byId('tiles'), snapshots.previous, o);
     ingest.update(o.history, o.timeMs);
     queries.update(o.history, o.timeMs);
+    renderServers(byId('servers'), o);
     renderRegions({ hotspots: byId('hotspots'), basis: byId('hot-basis'), tables: byId('tables') }, { latest: o, previous: snapshots.previous, oldest: snapshots.oldest });
     refreshes++;
     status.textContent = `updated ${formatTimestamp(o.timeMs)} · every ${every / 1000} s`;
