@@ -1252,10 +1252,20 @@ export class Engine {
     const now = this.clock();
     for (const r of this.allRegions()) {
       if (!r.active.empty && (now - r.active.createdAtMs >= this.opts.memstoreMaxAgeMs || this.idleLongEnough(r.active, now))) this.maybeFlush(r, true);
-      else if (!r.flushing && !r.compacting) this.maybeCompact(r);
+      else if (!r.flushing && !r.compacting) this.maybeCompact(r, this.idleCompactionDue(r, now));
     }
     for (const t of this.tables.values()) if (t.rangeDeletes.length > 0 && this.pruneRangeDeletes(t)) this.track(this.saveManifest());
     this.track(this.rollIdleWal());
+  }
+
+  /**
+   * A region left alone (nothing in memory, no write for `memstoreIdleFlushMs`) with more
+   * than one file: merge them all once, so a store left alone after a load reaches its
+   * compact state (one file per region; a row transform folds each row's cells into one)
+   * instead of keeping the few files under compactionMinFiles that its last flushes left.
+   */
+  private idleCompactionDue(r: Region, now: number): boolean {
+    return r.files.length > 1 && r.active.empty && r.immutables.length === 0 && this.idleLongEnough(r.active, now);
   }
 
   /** A memstore that took no write for `memstoreIdleFlushMs` (0: never). */
