@@ -1,11 +1,12 @@
 /**
  * The time-series layer against a plain in-memory OpenTSDB (test/tsdb/helpers/
  * reference-store.ts) under seeded random operation logs (tsdb-model.ts): puts over telnet,
- * HTTP JSON and msgpack and `horae import`, queries, last points, lookups, deletes,
- * restarts, flushes, compactions and splits, on the memory store, the embedded store on the
- * real file system and on an error-injecting one, across the knobs that pick a read path
- * (exact-row gets or scans, decode workers or not, salt, durability, hour compaction).
- * Every configuration must give the reference's answers.
+ * HTTP JSON and msgpack and `horae import`, queries, last points, lookups, delete queries,
+ * series and metric deletes, UID renames, restarts, flushes, compactions and splits, and
+ * retention expiry, on the memory store, the embedded store on the real file system and on
+ * an error-injecting one, across the knobs that pick a read path (exact-row gets or scans,
+ * decode workers or not, salt, durability, hour compaction). Every configuration must give
+ * the reference's answers.
  *
  * TEST_SEED=<n> replays one seed; TSDB_MODEL_SEEDS=<n> runs n seeds per configuration
  * (default 1) and TSDB_MODEL_STEPS=<n> that many operations per seed (default 120).

@@ -7,8 +7,9 @@
  * Operations: puts over telnet, HTTP JSON and msgpack and the import path (late points,
  * duplicate timestamps, integers and floats, s and ms timestamps); queries, /api/query/last,
  * lookup and suggest, compared point for point; delete queries, series and metric deletes;
- * UID renames; restarts; store
- * maintenance (flush, minor and major compaction) and cache drops; on a deployment with an
+ * UID renames; restarts; store maintenance (flush, minor and major compaction) and cache
+ * drops; with retention, expired hours left out of comparisons and gone after a major
+ * compaction; on a deployment with an
  * error-injecting file system, transient I/O errors, which must surface as errors (5xx with
  * a message, a telnet error line) and never as a wrong answer or a lost acknowledged point:
  * a failed write is retried (after a restart when the store stopped writes) as a client does.
