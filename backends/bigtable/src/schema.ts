@@ -60,6 +60,9 @@ function copyFamily(f: FamilySpec): FamilySpec {
     name: f.name,
     ...(f.maxVersions === undefined ? {} : { maxVersions: f.maxVersions }),
     ...(f.ttlMs === undefined ? {} : { ttlMs: f.ttlMs }),
+    // Kept and ignored (no row transforms here): the spec stays exact, and a copy back to a
+    // store that has them compresses again.
+    ...(f.transform === undefined ? {} : { transform: f.transform }),
   };
 }
 
