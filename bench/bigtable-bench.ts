@@ -16,6 +16,9 @@
  *    every request and decoding every response again after the phase; the emulator's CPU
  *    (/proc/PID/stat); and RPC counts and bytes.
  *
+ * With `--servers 1,2,3 [--record]`: N server processes on one emulator table instead, RPCs
+ * per point and per new series (bench/bigtable-servers.ts).
+ *
  * The emulator is one in-memory Go process with a global lock on this same machine: the
  * figures say what this client stack costs and how the emulator behaves, NOT what Cloud
  * Bigtable would do (network latency, replication, tablet servers, per-node throughput).
@@ -40,6 +43,7 @@ import { devopsChunks, devopsOptions, describeDataset, seriesInfo } from './devo
 import type { DevopsOptions } from './devops-data.js';
 import { environment, median, printHeader } from './harness.js';
 import { querySet } from './query/queries.js';
+import { benchServers } from './bigtable-servers.js';
 
 /** The client's protobuf classes, from the backend's own node_modules. */
 const protos = createRequire(new URL('../backends/bigtable/package.json', import.meta.url))('@google-cloud/bigtable/build/protos/protos.js') as typeof ProtoTypes;
@@ -50,6 +54,9 @@ const { values: args } = parseArgs({
     hours: { type: 'string', default: '4' },
     runs: { type: 'string', default: '7' },
     emulator: { type: 'string', default: 'auto' },
+    /** N server processes instead (bench/bigtable-servers.ts): e.g. 1,2,3. */
+    servers: { type: 'string' },
+    record: { type: 'boolean', default: false },
   },
 });
 
@@ -231,6 +238,10 @@ async function runBackend(name: string, store: Store, o: DevopsOptions, conn: Co
 async function main(): Promise<void> {
   process.env.METADATA_SERVER_DETECTION = 'none';
   const o = devopsOptions({ hosts: Number(args.hosts), hours: Number(args.hours) });
+  if (args.servers !== undefined) {
+    await benchServers(o, args.servers.split(',').map(Number), args.emulator, args.record);
+    return;
+  }
   const runs = Number(args.runs);
   const dir = mkdtempSync(path.join(os.tmpdir(), 'horae-bt-bench-'));
   const emulator = await startEmulator(args.emulator);

@@ -370,6 +370,8 @@ export interface StoreStats {
   /** Writers currently held back because flushes fell behind. */
   readonly stalledWriters: number;
   readonly walBytes: number;
+  /** Remote stores: calls made to the service since the store opened, by method (Bigtable's data API). */
+  readonly rpcs?: Readonly<Record<string, number>>;
   /** Bytes of damaged WAL records skipped at the last open (data acknowledged but lost). */
   readonly recoveryDroppedBytes?: number;
   /**

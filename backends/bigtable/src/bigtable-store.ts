@@ -196,6 +196,7 @@ class BigtableStore implements Store, StoreContext {
       backend: 'bigtable', tables: names.length, regions, memstoreBytes: 0, files: 0, fileBytes: 0,
       flushesInProgress: 0, flushesDone: 0, compactionsInProgress: 0, compactionsDone: 0, splitsDone: 0,
       blockCache: { hits: 0, misses: 0, sizeBytes: 0, capacityBytes: 0 }, stalledWriters: 0, walBytes: 0,
+      rpcs: { ...this.conn.calls },
     };
   }
 

@@ -87,19 +87,25 @@ export class Connection {
    * One ReadRows call, collected: every response message in order. `onResponse` sees each
    * message as it arrives (the row merger runs there); `signal` cancels the stream.
    */
+  /** Data-API calls made, by method (StoreStats.rpcs; every attempt of a retried call counts). */
+  readonly calls = { readRows: 0, mutateRows: 0, checkAndMutateRow: 0, readModifyWriteRow: 0, sampleRowKeys: 0 };
+
   readRows(req: IReadRowsRequest, onResponse: (r: IReadRowsResponse) => void, signal?: AbortSignal): Promise<void> {
+    this.calls.readRows++;
     const stream = this.data.readRows(this.withProfile(req), noStreamRetry(this.timeoutMs)) as unknown as CancellableStream;
     return drain(stream, onResponse as (v: unknown) => void, signal);
   }
 
   /** One MutateRows call; `onResponse` gets each batch of per-entry statuses. */
   mutateRows(req: IMutateRowsRequest, onResponse: (r: IMutateRowsResponse) => void): Promise<void> {
+    this.calls.mutateRows++;
     const stream = this.data.mutateRows(this.withProfile(req), noStreamRetry(this.timeoutMs)) as unknown as CancellableStream;
     return drain(stream, onResponse as (v: unknown) => void, undefined);
   }
 
   /** SampleRowKeys: (key, cumulative offset bytes) pairs in key order, the last key empty. */
   async sampleRowKeys(tableName: string): Promise<{ key: Uint8Array; offsetBytes: number }[]> {
+    this.calls.sampleRowKeys++;
     const out: { key: Uint8Array; offsetBytes: number }[] = [];
     const stream = this.data.sampleRowKeys(this.withProfile({ tableName }), noStreamRetry(this.timeoutMs)) as unknown as CancellableStream;
     await drain(stream, (v) => {
@@ -110,11 +116,13 @@ export class Connection {
   }
 
   async checkAndMutateRow(req: ICheckAndMutateRowRequest): Promise<boolean> {
+    this.calls.checkAndMutateRow++;
     const [resp] = await this.data.checkAndMutateRow(this.withProfile(req), noRetry(this.timeoutMs));
     return resp.predicateMatched === true;
   }
 
   async readModifyWriteRow(req: IReadModifyWriteRowRequest): Promise<IRow> {
+    this.calls.readModifyWriteRow++;
     const [resp] = await this.data.readModifyWriteRow(this.withProfile(req), noRetry(this.timeoutMs));
     return resp.row ?? {};
   }
