@@ -10,7 +10,7 @@
  * To add a key: add an entry here (the part picks the object it lands in), read the field
  * where it is used, then `npm run docs:config` to regenerate docs/CONFIG.md.
  */
-import { availableParallelism } from 'node:os';
+import { availableParallelism, totalmem } from 'node:os';
 import { DEFAULT_ENGINE_OPTIONS } from '../core/index.js';
 
 /**
@@ -30,6 +30,8 @@ export const CONFIG_PARTS = {
   telnet: 'telnet-style put lines (tsdb/server/telnet)',
   network: 'the shared port\'s listener (tsdb/server/listener.ts)',
   auth: 'token authentication (tsdb/server/auth.ts, docs/SECURITY.md)',
+  memory: 'the memory budget: the heap limit and the shares of every memory bound not set on its own (tsdb/memory/budget.ts)',
+  limits: 'cardinality limits on new series (tsdb/limits/series-limiter.ts)',
 } as const;
 
 export type ConfigPart = keyof typeof CONFIG_PARTS;
@@ -80,6 +82,14 @@ const MiB = 1024 * KiB;
  */
 export function defaultDecodeThreads(cores: number): number {
   return cores <= 1 ? 0 : Math.min(3, cores - 1);
+}
+
+/** The smallest memory budget (below it the server's own code does not fit). */
+export const MIN_MEMORY_BUDGET_BYTES = 64 * MiB;
+
+/** The default memory budget: half the machine's memory, at least MIN_MEMORY_BUDGET_BYTES. */
+export function defaultMemoryBudget(totalMemBytes: number): number {
+  return Math.max(MIN_MEMORY_BUDGET_BYTES, Math.floor(totalMemBytes / 2));
 }
 
 export const CONFIG_KEYS = {
@@ -312,6 +322,25 @@ export const CONFIG_KEYS = {
   maxConnections: {
     key: 'horae.network.max_connections', aliases: ['tsd.core.connections.limit'], part: 'network', type: 'int', min: 0, max: 1e7,
     default: 4096, help: 'open connections (HTTP and telnet) at most; more are closed on accept (0: no limit)',
+  },
+  // ---- memory ------------------------------------------------------------------------
+  memoryBudgetBytes: {
+    key: 'horae.memory.budget_bytes', part: 'memory', type: 'int', min: MIN_MEMORY_BUDGET_BYTES, max: 2 ** 50,
+    default: defaultMemoryBudget(totalmem()), defaultDoc: 'half the machine\'s memory', env: 'HORAE_MEMORY_BUDGET_BYTES',
+    help: 'memory of the whole server: `horae serve` sets the V8 heap limit to 3/4 of it, and every memory bound not set on its own takes its share (tsdb/memory/budget.ts); past the heap share writes and queries get 503',
+  },
+  // ---- limits ------------------------------------------------------------------------
+  limitNewSeriesPerHour: {
+    key: 'horae.limits.new_series_per_hour', part: 'limits', type: 'int', min: 0, max: 1e12, default: 0,
+    help: 'new series admitted in any 60 minutes (VictoriaMetrics\' -storage.maxHourlySeries); beyond it their points are refused (0: no limit)',
+  },
+  limitNewSeriesPerDay: {
+    key: 'horae.limits.new_series_per_day', part: 'limits', type: 'int', min: 0, max: 1e12, default: 0,
+    help: 'new series admitted in any 24 hours (VictoriaMetrics\' -storage.maxDailySeries); beyond it their points are refused (0: no limit)',
+  },
+  limitSeriesPerMetric: {
+    key: 'horae.limits.series_per_metric', part: 'limits', type: 'int', min: 0, max: 1e12, default: 0,
+    help: 'series one metric may have; the points of a new series beyond it are refused (0: no limit; tags per series: horae.max_tags)',
   },
   // ---- auth --------------------------------------------------------------------------
   authTokensFile: {

@@ -17,8 +17,10 @@ export const TSDB_ERROR_CODES = {
   TSDB_UID_CORRUPT: 500,
   /** The request body is larger than the configured limit. */
   TSDB_TOO_LARGE: 413,
-  /** The write pipeline is over its memory bound; retry later. */
+  /** The write pipeline is over its memory bound, or the heap over the memory budget; retry later. */
   TSDB_OVERLOADED: 503,
+  /** A new series is past a cardinality limit (horae.limits.*); its points are refused. */
+  TSDB_LIMIT_EXCEEDED: 429,
   /** The storage layer failed the write (I/O error, closed). */
   TSDB_STORAGE: 500,
   /** The storage layer is out of disk space: nothing of the write is acknowledged; retry once space is back. */

@@ -15,6 +15,9 @@ import { openRemoteStore } from './cli/open-store.js';
 import { processIo, runCli } from './cli/run-cli.js';
 import { startServer } from './server/server.js';
 import { checkBeforeOpen } from './server/store-check.js';
+import { DEFAULT_TSDB_CONFIG } from './config.js';
+import { applyMemoryBudget } from './memory/budget.js';
+import { followParent } from './cli/heap-relaunch.js';
 import { VERSION } from './version.js';
 
 async function main(): Promise<void> {
@@ -26,6 +29,10 @@ async function main(): Promise<void> {
   }
   const s = parseServeCommand(argv, process.env);
   for (const w of s.warnings) process.stderr.write(`warning: ${w}\n`);
+  // Every memory bound not set on its own takes its share of the budget (memory/budget.ts).
+  applyMemoryBudget(s.tsdb.memoryBudgetBytes ?? DEFAULT_TSDB_CONFIG.memoryBudgetBytes, s.store, s.tsdb);
+  // Started by bin/horae.js with the heap limit (cli/heap-relaunch.ts): end with the parent.
+  followParent();
   // Before the store opens: a bad tokens file stops the start with its file:line.
   const auth = loadTokenAuth({ authTokensFile: s.tsdb.authTokensFile ?? '', authTokens: s.tsdb.authTokens ?? '' },
     (w) => process.stderr.write(`warning: ${w}\n`));

@@ -5,6 +5,7 @@
  */
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
+import { MemoryGuard } from '../memory/guard.js';
 import type { Tsdb } from '../tsdb.js';
 import { installAuth, requireRouteRoles, tokenAuthOf } from './auth.js';
 import type { Authenticator } from './auth.js';
@@ -41,6 +42,8 @@ export interface BuildServerOptions {
   readonly refreshHealth?: AdminRouteDeps['refreshHealth'];
   /** The servers sharing the store (meta/servers.ts), for /api/stats and the operator page. */
   readonly servers?: ServerRegistry;
+  /** The memory guard (server.ts shares it with telnet); absent: the app makes its own and closes it with itself. */
+  readonly memory?: MemoryGuard;
 }
 
 export async function buildServer(opts: BuildServerOptions): Promise<FastifyInstance> {
@@ -63,8 +66,14 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   installAuth(app, opts.auth ?? tokenAuthOf(c));
   installCompression(app);
   installBodyParsers(app);
-  installQueryAdmission(app, { maxConcurrent: c.queryMaxConcurrent, queueMs: c.queryQueueMs });
-  registerPutRoutes(app, tsdb);
+  let memory = opts.memory;
+  if (memory === undefined) {
+    const own = (memory = new MemoryGuard({ budgetBytes: c.memoryBudgetBytes }));
+    own.onPressure(() => tsdb.dropCaches());
+    app.addHook('onClose', async () => own.close());
+  }
+  installQueryAdmission(app, { maxConcurrent: c.queryMaxConcurrent, queueMs: c.queryQueueMs, memory });
+  registerPutRoutes(app, tsdb, memory);
   registerLookupRoutes(app, tsdb);
   registerLastRoutes(app, tsdb);
   registerUidRoutes(app, tsdb);

@@ -9,6 +9,7 @@
  * response is finished or the connection closes, whichever comes first.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { MemoryGuard } from '../memory/guard.js';
 import { sendError } from './http-errors.js';
 
 export interface QueryAdmissionOptions {
@@ -16,6 +17,8 @@ export interface QueryAdmissionOptions {
   readonly maxConcurrent: number;
   /** How long a query may wait for a slot before 503. */
   readonly queueMs: number;
+  /** While the heap is past the memory budget, queries get 503 at once (memory/guard.ts). */
+  readonly memory?: Pick<MemoryGuard, 'check' | 'refuse'>;
 }
 
 export interface QueryAdmissionStats {
@@ -30,6 +33,17 @@ const QUERY_PATH = /^\/api\/(v1\/)?query(\/|\?|$)/i;
 /** Installs the admission hook; returns its live counters. */
 export function installQueryAdmission(app: FastifyInstance, o: QueryAdmissionOptions): QueryAdmissionStats {
   const stats: QueryAdmissionStats = { running: 0, queued: 0, admitted: 0, rejected: 0 };
+  const memory = o.memory;
+  if (memory !== undefined) {
+    app.addHook('onRequest', (req: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void) => {
+      if (!QUERY_PATH.test(req.url) || !memory.check()) {
+        done();
+        return;
+      }
+      stats.rejected++;
+      void sendError(reply, 503, memory.refuse().message);
+    });
+  }
   if (o.maxConcurrent <= 0) return stats;
   const waiters: (() => void)[] = [];
 

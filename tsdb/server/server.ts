@@ -9,6 +9,7 @@ import type { FastifyInstance } from 'fastify';
 import type { Store } from '../../core/api/store.js';
 import type { TsdbConfig } from '../config.js';
 import { randomBytes } from 'node:crypto';
+import { MemoryGuard } from '../memory/guard.js';
 import { Tsdb } from '../tsdb.js';
 import { ServerRegistry, serversTableSpec } from '../meta/servers.js';
 import { VERSION } from '../version.js';
@@ -73,11 +74,15 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
       return { pointsWritten: ing.pointsWritten, pointsRejected: ing.pointsRejected, seriesCreated: ing.seriesCreated, changesApplied: tsdb.catalog.feedStats()?.applied ?? 0 };
     },
   }, tsdb.now);
-  const telnet = tsdbTelnetBackend(tsdb, status);
+  const memory = new MemoryGuard({ budgetBytes: tsdb.config.memoryBudgetBytes });
+  const telnet = tsdbTelnetBackend(tsdb, status, memory);
+  // Past the budget: drop every cache that is rebuilt on demand, so collections can free it.
+  memory.onPressure(() => tsdb.dropCaches());
   const auth = opts.auth ?? tokenAuthOf(tsdb.config);
   const app = await buildServer({
     tsdb,
     status,
+    memory,
     ...(auth === undefined ? {} : { auth }),
     damagedFiles: () => health.problems,
     refreshHealth: () => health.refresh(opts.store, opts.log),
@@ -97,6 +102,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
         'horae.telnet.lines_too_long': s.telnet.linesTooLong,
         'horae.telnet.batches': s.telnet.batches,
         'horae.telnet.pauses': s.telnet.pauses,
+        ...memoryStats(memory),
       };
     },
   });
@@ -132,6 +138,7 @@ export async function startServer(opts: StartServerOptions): Promise<RunningServ
       stopping ??= (async () => {
         state = 'shutting-down';
         clearInterval(healthTimer);
+        memory.close();
         await l.close();
         await app.close();
         await servers.stop();
@@ -149,4 +156,17 @@ async function logWalReplay(store: Store, log: ((msg: string) => void) | undefin
   const r = (await store.stats()).walReplay;
   if (r === undefined) return;
   log(`store: WAL replay at open: ${r.records} records, ${r.entries} cells, ${r.bytes} bytes in ${r.files} log files, ${r.ms} ms`);
+}
+
+/** The memory guard's figures for /api/stats. */
+function memoryStats(m: MemoryGuard): Record<string, number> {
+  const s = m.stats();
+  return {
+    'horae.memory.budget_bytes': s.budgetBytes,
+    'horae.memory.heap_limit_bytes': s.heapLimitBytes,
+    'horae.memory.heap_used_bytes': s.heapUsedBytes,
+    'horae.memory.over_budget': s.over ? 1 : 0,
+    'horae.memory.pressure_episodes': s.pressureEpisodes,
+    'horae.memory.refusals': s.refusals,
+  };
 }

@@ -99,7 +99,8 @@ describe('config file keys', () => {
       'horae.query.max_concurrent': '4', 'horae.query.queue_ms': '100',
       'horae.query.decode_threads': '1', 'horae.query.parallel_min_rows': '500', 'horae.query.exact_max_rows': '64',
       'horae.query.last_cache_series': '1000', 'horae.ingest.put_worker_scan': 'true',
-      'horae.ingest.group_window_ms': '40',
+      'horae.ingest.group_window_ms': '40', 'horae.memory.budget_bytes': String(256 * 1024 * 1024),
+      'horae.limits.new_series_per_hour': '100', 'horae.limits.new_series_per_day': '1000', 'horae.limits.series_per_metric': '50',
     };
     // horae.port, .bind, .data_dir and horae.storage.* set the server settings and the store's options.
     const tsdbKeys = Object.values(CONFIG_KEYS).filter((d) => d.part !== 'server' && d.part !== 'store').map((d) => d.key);

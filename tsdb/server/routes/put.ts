@@ -9,6 +9,7 @@
  *   body not an object/array, bad JSON   → 400, nothing stored
  *   body over the limit                  → 413, nothing stored
  *   write pipeline full                  → 503 with Retry-After, nothing stored
+ *   heap past the memory budget          → 503 with Retry-After, nothing stored (memory/guard.ts)
  *
  * Good points of a request are stored even when others in it are rejected. A 204 means
  * the points are in the write-ahead log and synced (unless the server runs with
@@ -18,6 +19,7 @@ import type { FastifyInstance, FastifyReply } from 'fastify';
 import { TsdbError } from '../../errors.js';
 import type { IncomingPoint } from '../../write/data-point.js';
 import { valueOfJson } from '../../write/data-point.js';
+import type { MemoryGuard } from '../../memory/guard.js';
 import type { Tsdb } from '../../tsdb.js';
 import { sendError } from '../http-errors.js';
 import { RawJson, jsonBody } from '../body-parsers.js';
@@ -31,7 +33,7 @@ interface PutQuery {
   readonly sync?: string;
 }
 
-export function registerPutRoutes(app: FastifyInstance, tsdb: Tsdb): void {
+export function registerPutRoutes(app: FastifyInstance, tsdb: Tsdb, memory: Pick<MemoryGuard, 'check' | 'refuse'>): void {
   const handler = async (req: { query: unknown; body: unknown }, reply: FastifyReply): Promise<unknown> => {
     const q = req.query as PutQuery;
     const opts = q.sync !== undefined ? { durability: 'sync' as const } : {};
@@ -55,7 +57,8 @@ export function registerPutRoutes(app: FastifyInstance, tsdb: Tsdb): void {
   };
   // Overloaded: refuse before the body is read, so waiting bodies cannot pile up in memory.
   const admit = async (_req: unknown, reply: FastifyReply): Promise<FastifyReply | undefined> => {
-    return tsdb.ingest.overloaded() ? sendError(reply, 503, 'Please throttle writes: too many points in flight') : undefined;
+    if (tsdb.ingest.overloaded()) return sendError(reply, 503, 'Please throttle writes: too many points in flight');
+    return memory.check() ? sendError(reply, 503, `Please throttle writes: ${memory.refuse().message}`) : undefined;
   };
   for (const path of ['/api/put', '/api/v1/put']) app.post(path, { config: { role: 'write' }, onRequest: admit }, handler);
 }

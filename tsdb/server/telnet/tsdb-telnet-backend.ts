@@ -11,6 +11,7 @@
  * (only when `telnetReturnErrors`, as tsd.rpc.telnet.return_errors).
  */
 import { TsdbError } from '../../errors.js';
+import type { MemoryGuard } from '../../memory/guard.js';
 import type { Tsdb } from '../../tsdb.js';
 import { VERSION } from '../../version.js';
 import { parsePutWords } from '../../write/line-parser.js';
@@ -19,9 +20,20 @@ import { parsePutFast } from '../../write/put-line-fast.js';
 import { putWords } from './line-splitter.js';
 import type { PutLines, TelnetBackend } from './telnet-backend.js';
 
-export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok'): TelnetBackend {
+/**
+ * `memory` (memory/guard.ts): while the heap is past the budget, sessions stop reading and
+ * the put lines a batch holds are answered with `put: Please throttle writes: memory over
+ * budget …`, none of them written.
+ */
+export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok', memory?: MemoryGuard): TelnetBackend {
+  const overloaded = (): boolean => tsdb.ingest.overloaded() || memory?.over() === true;
   return {
     async putBatch(batch) {
+      if (memory?.check() === true) {
+        if (!tsdb.config.telnetReturnErrors) return [];
+        const refused = telnetError(memory.refuse());
+        return Array.from({ length: batch.count }, () => refused);
+      }
       let outcomes;
       try {
         outcomes = await tsdb.ingest.put(putLineSource(batch), { admit: 'wait' });
@@ -33,8 +45,10 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok')
       for (const o of outcomes) if (o !== undefined) replies.push(telnetError(o));
       return replies;
     },
-    overloaded: () => tsdb.ingest.overloaded(),
-    whenWritable: () => tsdb.ingest.whenWritable(),
+    overloaded,
+    async whenWritable() {
+      while (overloaded()) await (tsdb.ingest.overloaded() ? tsdb.ingest.whenWritable() : memory!.whenUnder());
+    },
     writerBlocked: () => tsdb.ingest.writerBlocked(),
     versionLines: () => versionLines(),
     async statsLines() {
@@ -82,6 +96,8 @@ export function telnetError(err: unknown): string {
         return `put: Please throttle writes: ${err.message}`;
       case 'TSDB_ILLEGAL_ARGUMENT':
         return `put: illegal argument: ${err.message}`;
+      case 'TSDB_LIMIT_EXCEEDED':
+        return `put: limit exceeded: ${err.message}`;
       default:
         return `put: HBase error: ${err.message}`;
     }

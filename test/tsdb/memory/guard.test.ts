@@ -1,0 +1,63 @@
+/**
+ * The memory guard (tsdb/memory/guard.ts) on a fake heap: over past 90% of the budget's
+ * heap share (or V8's limit when lower), under again below 75%; caches dropped when it
+ * goes over; refusals counted with a message naming the key.
+ */
+import { describe, expect, it } from 'vitest';
+import { MemoryGuard } from '../../../tsdb/memory/guard.js';
+
+const MiB = 1024 * 1024;
+
+describe('memory guard', () => {
+  it('goes over past 90% of the heap share, frees caches, refuses, and is under again below 75%', async () => {
+    let used = 10 * MiB;
+    let collected = 0;
+    const g = new MemoryGuard({ budgetBytes: 128 * MiB, heapUsed: () => used, v8Limit: 4096 * MiB, timer: false, collect: () => collected++ });
+    expect(g.limitBytes).toBe(96 * MiB);
+    let dropped = 0;
+    g.onPressure(() => dropped++);
+    expect(g.check()).toBe(false);
+    used = 86 * MiB;
+    expect(g.check()).toBe(false);
+    used = 87 * MiB;
+    expect(g.check()).toBe(true);
+    expect([dropped, collected]).toEqual([1, 1]);
+    expect(g.check()).toBe(true);
+    expect([dropped, collected]).toEqual([1, 1]); // at most once per 5 s
+    const err = g.refuse();
+    expect(err.code).toBe('TSDB_OVERLOADED');
+    expect(err.status).toBe(503);
+    expect(err.message).toMatch(/^memory over budget: heap 87 MiB in use, the limit is 86 MiB .*horae\.memory\.budget_bytes = 128 MiB/);
+    let under = false;
+    const w = g.whenUnder().then(() => (under = true));
+    used = 73 * MiB;
+    expect(g.check()).toBe(true); // between 75% and 90%: still over
+    await Promise.resolve();
+    expect(under).toBe(false);
+    used = 71 * MiB;
+    expect(g.check()).toBe(false);
+    await w;
+    expect(g.stats()).toMatchObject({ pressureEpisodes: 1, refusals: 1, over: false, heapLimitBytes: 96 * MiB, budgetBytes: 128 * MiB });
+    g.close();
+  });
+
+  it('is under at once when the collection after the caches were dropped frees enough', () => {
+    let used = 95 * MiB;
+    const g = new MemoryGuard({ budgetBytes: 128 * MiB, heapUsed: () => used, v8Limit: 4096 * MiB, timer: false, collect: () => (used = 40 * MiB) });
+    expect(g.check()).toBe(false);
+    expect(g.stats()).toMatchObject({ pressureEpisodes: 1, over: false });
+    g.close();
+  });
+
+  it('runs a real full collection by default', () => {
+    const g = new MemoryGuard({ budgetBytes: 128 * MiB, heapUsed: () => 200 * MiB, timer: false });
+    expect(g.check()).toBe(true);
+    g.close();
+  });
+
+  it('takes V8\'s own limit when it is lower than the budget\'s share', () => {
+    const g = new MemoryGuard({ budgetBytes: 1024 * MiB, heapUsed: () => 0, v8Limit: 100 * MiB, timer: false });
+    expect(g.limitBytes).toBe(100 * MiB);
+    g.close();
+  });
+});

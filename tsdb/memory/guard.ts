@@ -1,0 +1,154 @@
+/**
+ * The memory guard: watches the JS heap against the budget's heap share (budget.ts) so
+ * the server refuses work before V8 runs out of heap, instead of dying of it.
+ *
+ * The limit is the heap share of horae.memory.budget_bytes, or V8's own heap limit when
+ * that is lower (a process started without the relaunch of bin/horae.js). The heap is
+ * sampled every SAMPLE_MS and on demand (check()). Past HIGH of the limit the guard is
+ * `over`: it drops the caches it was given (onPressure) and runs a full collection, at
+ * most once per PRESSURE_EVERY_MS (the heap in use counts garbage too, and an idle server
+ * allocates nothing that would make V8 collect it), and while over, HTTP writes
+ * and queries get 503 with message(), telnet sessions stop reading and answer the lines
+ * they hold with a `put:` error line. It is under again below LOW of the limit (the gap
+ * keeps it from flapping on every sample).
+ */
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
+import { TsdbError } from '../errors.js';
+import { heapLimitBytes } from './budget.js';
+
+const SAMPLE_MS = 100;
+const HIGH = 0.9;
+const LOW = 0.75;
+const PRESSURE_EVERY_MS = 5_000;
+const MiB = 1024 * 1024;
+
+export interface MemoryGuardOptions {
+  readonly budgetBytes: number;
+  /** Heap bytes in use now (default: V8's used_heap_size). */
+  readonly heapUsed?: () => number;
+  /** V8's own heap limit (default: heap_size_limit). */
+  readonly v8Limit?: number;
+  /** Sample on a timer (default true; tests call check()). */
+  readonly timer?: boolean;
+  /** A full garbage collection (default: V8's gc(), exposed on first use). */
+  readonly collect?: () => void;
+}
+
+export interface MemoryGuardStats {
+  readonly heapUsedBytes: number;
+  readonly heapLimitBytes: number;
+  readonly budgetBytes: number;
+  /** Times the guard went over. */
+  readonly pressureEpisodes: number;
+  /** Writes and queries refused while over. */
+  readonly refusals: number;
+  readonly over: boolean;
+}
+
+export class MemoryGuard {
+  readonly budgetBytes: number;
+  /** The heap bytes at which the guard refuses work (HIGH of it) and frees caches. */
+  readonly limitBytes: number;
+  private readonly heapUsed: () => number;
+  private readonly collect: () => void;
+  private readonly pressureHandlers: (() => void)[] = [];
+  private readonly waiters: (() => void)[] = [];
+  private timer: ReturnType<typeof setInterval> | undefined;
+  private isOver = false;
+  private used = 0;
+  private lastPressureMs = -Infinity;
+  private episodes = 0;
+  private refused = 0;
+
+  constructor(o: MemoryGuardOptions) {
+    this.budgetBytes = o.budgetBytes;
+    this.heapUsed = o.heapUsed ?? (() => getHeapStatistics().used_heap_size);
+    this.collect = o.collect ?? fullGc;
+    this.limitBytes = Math.min(heapLimitBytes(o.budgetBytes), o.v8Limit ?? getHeapStatistics().heap_size_limit);
+    if (o.timer !== false) {
+      this.timer = setInterval(() => this.check(), SAMPLE_MS);
+      this.timer.unref();
+    }
+    this.check();
+  }
+
+  /** Called (at most once per PRESSURE_EVERY_MS) when the guard goes or stays over: drop what can be rebuilt. */
+  onPressure(handler: () => void): void {
+    this.pressureHandlers.push(handler);
+  }
+
+  /** Samples the heap now; true while over. */
+  check(): boolean {
+    this.sample();
+    if (this.isOver && performance.now() - this.lastPressureMs >= PRESSURE_EVERY_MS) {
+      this.lastPressureMs = performance.now();
+      for (const h of this.pressureHandlers) h();
+      this.collect();
+      this.sample();
+    }
+    return this.isOver;
+  }
+
+  private sample(): void {
+    this.used = this.heapUsed();
+    if (!this.isOver && this.used > HIGH * this.limitBytes) {
+      this.isOver = true;
+      this.episodes++;
+    } else if (this.isOver && this.used < LOW * this.limitBytes) {
+      this.isOver = false;
+      for (const w of this.waiters.splice(0)) w();
+    }
+  }
+
+  /** True while the heap is past the budget's share (as of the last sample). */
+  over(): boolean {
+    return this.isOver;
+  }
+
+  /** Resolves once the guard is under again (at once when it is). */
+  whenUnder(): Promise<void> {
+    if (!this.isOver) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+
+  /** Counts a refused write or query and returns its error (TSDB_OVERLOADED, HTTP 503). */
+  refuse(): TsdbError {
+    this.refused++;
+    return new TsdbError('TSDB_OVERLOADED', this.message());
+  }
+
+  /** Why work is refused, with the figures and the key to raise. */
+  message(): string {
+    return `memory over budget: heap ${mib(this.used)} MiB in use, the limit is ${mib(this.limitBytes * HIGH)} MiB `
+      + `(${Math.round(HIGH * 100)}% of ${mib(this.limitBytes)} MiB, the heap share of horae.memory.budget_bytes = ${mib(this.budgetBytes)} MiB); retry later`;
+  }
+
+  stats(): MemoryGuardStats {
+    return {
+      heapUsedBytes: this.used, heapLimitBytes: this.limitBytes, budgetBytes: this.budgetBytes,
+      pressureEpisodes: this.episodes, refusals: this.refused, over: this.isOver,
+    };
+  }
+
+  close(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = undefined;
+    for (const w of this.waiters.splice(0)) w();
+  }
+}
+
+let gc: (() => void) | undefined;
+
+/** A full collection: V8's gc(), exposed at run time the first time it is needed. */
+function fullGc(): void {
+  if (gc === undefined) {
+    setFlagsFromString('--expose_gc');
+    gc = runInNewContext('gc') as () => void;
+  }
+  gc();
+}
+
+function mib(bytes: number): number {
+  return Math.round(bytes / MiB);
+}
