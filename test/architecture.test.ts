@@ -182,9 +182,9 @@ const coreApiImportsNothingElseFromCore: Rule = importRule(
  * root (tsdb/tsdb.ts: the handle every part is given) are allowed from anywhere.
  */
 const TSDB_LAYERS: ReadonlyArray<readonly [layer: string, prefixes: readonly string[]]> = [
-  ['base', ['tsdb/errors', 'tsdb/version', 'tsdb/config', 'tsdb/config-keys', 'tsdb/compact/retention']],
+  ['base', ['tsdb/errors', 'tsdb/version', 'tsdb/config', 'tsdb/config-keys', 'tsdb/compact/retention', 'tsdb/memory/']],
   ['schema/codec', ['tsdb/schema/', 'tsdb/codec/']],
-  ['catalog', ['tsdb/catalog/', 'tsdb/uid/', 'tsdb/meta/', 'tsdb/tables']],
+  ['catalog', ['tsdb/catalog/', 'tsdb/uid/', 'tsdb/meta/', 'tsdb/tables', 'tsdb/limits/']],
   ['write/query', ['tsdb/write/', 'tsdb/query/', 'tsdb/compact/']],
   ['root', ['tsdb/tsdb']],
   ['protocols', ['tsdb/server/', 'tsdb/cli/', 'tsdb/main']],

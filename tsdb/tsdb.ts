@@ -105,7 +105,7 @@ export class Tsdb {
     this.uid = uid;
     // Where this process is the store's one writer, what it wrote can be kept (capabilities.singleWriter).
     const singleWriter = store.capabilities.singleWriter;
-    this.catalog = new Catalog<SeriesEntry>({ uid, meta, widths: this.widths, config, singleWriter, ...(changes === undefined ? {} : { changes, now }) });
+    this.catalog = new Catalog<SeriesEntry>({ uid, meta, widths: this.widths, config, singleWriter, now, ...(changes === undefined ? {} : { changes }) });
     this.catalog.onRemoteChange((c) => {
       if (c.kind === 'delete' || c.kind === 'unknown') this.forgetNewestPoints();
     });
@@ -252,6 +252,10 @@ export class Tsdb {
     add('tsd.rpc.errors', ing.overloadRejections, { type: 'throttled' });
     add('horae.ingest.inflight_points', ing.inflightPoints);
     add('horae.ingest.series_created', ing.seriesCreated);
+    const lim = this.catalog.limiter.stats();
+    add('horae.series.new', lim.newLastHour, { window: '1h' });
+    add('horae.series.new', lim.newLastDay, { window: '24h' });
+    for (const [limit, n] of Object.entries(lim.refused)) add('horae.limits.refused', n, { limit });
     add('horae.ingest.groups', ing.groupsWritten);
     add('horae.ingest.cells', ing.cellsWritten);
     for (const t of [this.metrics, this.tagks, this.tagvs]) {

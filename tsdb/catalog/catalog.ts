@@ -27,6 +27,8 @@ import type { TsdbConfig } from '../config.js';
 import { randomBytes } from 'node:crypto';
 import { ChangeFeed, ChangeLog, WRITER_ID_BYTES } from '../meta/change-log.js';
 import type { Change, ChangeFeedStats } from '../meta/change-log.js';
+import type { TsdbError } from '../errors.js';
+import { SeriesLimiter } from '../limits/series-limiter.js';
 import { SeriesIndex } from '../meta/series-index.js';
 import { rowKeyFromTsuid } from '../schema/row-key.js';
 import type { SchemaWidths } from '../schema/widths.js';
@@ -40,11 +42,12 @@ export interface CatalogOptions {
   readonly uid: Table;
   readonly meta: Table;
   readonly widths: SchemaWidths;
-  readonly config: Pick<TsdbConfig, 'uidWidthMetric' | 'uidWidthTagk' | 'uidWidthTagv' | 'uidCacheEntries' | 'seriesCacheEntries'>;
+  readonly config: Pick<TsdbConfig, 'uidWidthMetric' | 'uidWidthTagk' | 'uidWidthTagv' | 'uidCacheEntries' | 'seriesCacheEntries'
+    | 'limitNewSeriesPerHour' | 'limitNewSeriesPerDay' | 'limitSeriesPerMetric'>;
   readonly singleWriter: boolean;
   /** The change log table (meta/change-log.ts), where others may write the store. */
   readonly changes?: Table;
-  /** Wall clock in ms, for the change feed. */
+  /** Wall clock in ms, for the change feed and the limits' windows (default Date.now). */
   readonly now?: () => number;
 }
 
@@ -56,6 +59,8 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
   readonly tagks: UidTable;
   readonly tagvs: UidTable;
   readonly index: SeriesIndex;
+  /** The cardinality limits new series pass before they are recorded (limits/series-limiter.ts). */
+  readonly limiter: SeriesLimiter;
   /** The writer's series entries and the caches that find them. */
   readonly series: SeriesEntries<E>;
   readonly names: SeriesNameCache;
@@ -92,6 +97,10 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
     this.tagks = new UidTable(o.uid, 'tagk', c.uidWidthTagk, c.uidCacheEntries, renamed);
     this.tagvs = new UidTable(o.uid, 'tagv', c.uidWidthTagv, c.uidCacheEntries, renamed);
     this.index = new SeriesIndex(o.meta, o.widths.metric, { cache: this.keepsSeries });
+    this.limiter = new SeriesLimiter(
+      { newPerHour: c.limitNewSeriesPerHour, newPerDay: c.limitNewSeriesPerDay, perMetric: c.limitSeriesPerMetric },
+      { metricWidth: o.widths.metric, countSeries: (m, upTo) => this.seriesCount(m, upTo), now: o.now ?? Date.now },
+    );
     this.series = new SeriesEntries<E>(c.seriesCacheEntries);
     this.names = new SeriesNameCache(o.widths, this.tagks, this.tagvs, this);
   }
@@ -115,14 +124,31 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
   }
 
   /**
-   * Records series (TSUIDs) in the series index, durably, and touches their metrics.
-   * Every new series goes through here.
+   * Makes sure series (TSUIDs) are in the series index: those it holds already are left
+   * as they are (no write); the new ones pass the cardinality limits (limiter), and the
+   * admitted are recorded durably in one write, touching their metrics. Returns one entry
+   * per TSUID: undefined when the series is in the index now, else its refusal
+   * (TSDB_LIMIT_EXCEEDED). Every new series goes through here.
    */
-  async recordSeries(tsuids: readonly Uint8Array[], nowMs: number): Promise<void> {
-    if (tsuids.length === 0) return;
-    await this.index.record(tsuids, nowMs);
-    this.touchMetricsOf(tsuids);
-    await this.log?.append({ kind: 'series', tsuids });
+  async recordSeries(tsuids: readonly Uint8Array[], nowMs: number): Promise<(TsdbError | undefined)[]> {
+    const out: (TsdbError | undefined)[] = new Array(tsuids.length);
+    if (tsuids.length === 0) return out;
+    const known = await this.index.known(tsuids);
+    const fresh: number[] = [];
+    for (let i = 0; i < tsuids.length; i++) if (!known[i]) fresh.push(i);
+    if (fresh.length === 0) return out;
+    const verdicts = await this.limiter.admit(fresh.map((i) => tsuids[i]!));
+    const admitted: Uint8Array[] = [];
+    for (let j = 0; j < fresh.length; j++) {
+      const v = verdicts[j];
+      if (v === undefined) admitted.push(tsuids[fresh[j]!]!);
+      else out[fresh[j]!] = v;
+    }
+    if (admitted.length === 0) return out;
+    await this.index.record(admitted, nowMs);
+    this.touchMetricsOf(admitted);
+    await this.log?.append({ kind: 'series', tsuids: admitted });
+    return out;
   }
 
   /** Renames a UID, keeping the id; every server hears of it (change log). */
@@ -238,6 +264,7 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
 
   private touchEverything(): void {
     this.everything = ++this.changes;
+    this.limiter.clear();
     this.series.clear();
     this.names.clear();
     for (const k of this.kept) k.clear();

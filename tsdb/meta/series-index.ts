@@ -243,6 +243,26 @@ export class SeriesIndex {
     this.newest = undefined;
   }
 
+  /**
+   * For each TSUID, whether the index holds it: from the in-memory copy when its metric's
+   * is loaded, else by one read of the rows (no write).
+   */
+  async known(tsuids: readonly Uint8Array[]): Promise<boolean[]> {
+    const out: boolean[] = new Array<boolean>(tsuids.length).fill(false);
+    const ask: number[] = [];
+    for (let i = 0; i < tsuids.length; i++) {
+      const t = tsuids[i]!;
+      const m = this.cache?.get(latin1(t.subarray(0, this.metricWidth)));
+      if (m === undefined) ask.push(i);
+      else out[i] = indexOfKey(m.keys, latin1(t)) >= 0;
+    }
+    if (ask.length > 0) {
+      const rows = await this.table.get(ask.map((i) => tsuids[i]!), { families: [META_FAMILY] });
+      for (let j = 0; j < ask.length; j++) out[ask[j]!] = rows[j] !== undefined;
+    }
+    return out;
+  }
+
   /** Records series (TSUIDs) as seen at `nowMs`; idempotent. Durable before it resolves. */
   async record(tsuids: readonly Uint8Array[], nowMs: number): Promise<void> {
     if (tsuids.length === 0) return;
@@ -287,6 +307,18 @@ export class SeriesIndex {
     }
     return out;
   }
+}
+
+/** Index of `key` in the sorted `keys`, or -1. */
+function indexOfKey(keys: readonly string[], key: string): number {
+  let lo = 0;
+  let hi = keys.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (keys[mid]! < key) lo = mid + 1;
+    else hi = mid;
+  }
+  return keys[lo] === key ? lo : -1;
 }
 
 /** Adds a new series to the lists of its pairs, in order. */

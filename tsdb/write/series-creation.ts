@@ -105,6 +105,7 @@ export class SeriesCreator {
       for (const [text, idx] of job.owned) {
         const p = job.points[idx[0]!]!;
         try {
+          if (p.tags.length > config.maxTags) catalog.limiter.refusedTags();
           validateSeries(p, config.maxTags, config.allowSpecialChars);
         } catch (err) {
           if (!isTsdbError(err)) throw err;
@@ -143,15 +144,23 @@ export class SeriesCreator {
       }
       made.push({ job, text, idx, e });
     }
+    // Series past a cardinality limit (Catalog.recordSeries): their points get the refusal.
+    let verdicts: (TsdbError | undefined)[] = [];
     if (made.length > 0) {
       try {
-        await catalog.recordSeries(made.map((m) => tsuidOfKey(widths, m.e.template)), this.now());
+        verdicts = await catalog.recordSeries(made.map((m) => tsuidOfKey(widths, m.e.template)), this.now());
       } catch (err) {
         throw new TsdbError('TSDB_STORAGE', `storage failed the series index write: ${(err as Error).message}`, { cause: err });
       }
     }
     // Live only once recorded: a failed index write is retried with the next point.
-    for (const { job, text, idx, e } of made) {
+    for (let m = 0; m < made.length; m++) {
+      const { job, text, idx, e } = made[m]!;
+      const refusal = verdicts[m];
+      if (refusal !== undefined) {
+        for (const i of idx) job.outcomes[i] = refusal;
+        continue;
+      }
       const live = catalog.series.intern(e);
       for (const i of idx) job.entries[i] = live;
       catalog.series.setText(text, live);
