@@ -33,13 +33,14 @@ describe('process tree figures', () => {
       expect(tree[0]).toBe(parent.pid);
       expect(tree).toHaveLength(2);
       const live = treeCpuSeconds(parent.pid!);
-      expect(live - procCpuSeconds(parent.pid!)).toBeGreaterThanOrEqual(0.39);
+      // /proc counts in 10 ms ticks, split between user and system: 0.4 CPU-s can read 0.38.
+      expect(live - procCpuSeconds(parent.pid!)).toBeGreaterThanOrEqual(0.35);
       expect(treeRss(parent.pid!)).toBeGreaterThan(2 * 10 * 2 ** 20);
       await reaped;
       expect(processTree(parent.pid!)).toEqual([parent.pid]);
       const after = treeCpuSeconds(parent.pid!);
       expect(after).toBeGreaterThanOrEqual(live);
-      expect(after - procCpuSeconds(parent.pid!)).toBeGreaterThanOrEqual(0.39);
+      expect(after - procCpuSeconds(parent.pid!)).toBeGreaterThanOrEqual(0.35);
       expect(after - procCpuSeconds(parent.pid!)).toBeLessThan(0.7);
     } finally {
       parent.kill('SIGKILL');
