@@ -147,10 +147,20 @@ export function statsByName(points: ReadonlyArray<{ metric: string; value: numbe
 }
 
 /** The one live leaf of a process tree: the server under `npm` (and `sh`). */
+function isServer(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('tsdb/main.js');
+  } catch {
+    return false;
+  }
+}
+
 function serverOf(root: number): number {
   const tree = processTree(root);
   const parents = new Set(tree.map(parentPid));
-  const leaves = tree.filter((p) => !parents.has(p));
+  // The server is the node leaf running dist/tsdb/main.js (bin/horae.js re-executes it with
+  // the heap limit; a rebuild of a stale dist/ leaves esbuild's service beside it).
+  const leaves = tree.filter((p) => !parents.has(p) && isServer(p));
   if (leaves.length !== 1) throw new Error(`expected one server process under pid ${root}, found ${leaves.length} (${leaves.join(', ')})`);
   return leaves[0]!;
 }
