@@ -67,6 +67,11 @@ export function keySuccessor(key: Uint8Array): Uint8Array {
 }
 
 export function concatBytes(...parts: readonly Uint8Array[]): Uint8Array {
+  return concatByteList(parts);
+}
+
+/** concatBytes over a list of any length (no spread: a long list would pass the argument limit). */
+export function concatByteList(parts: readonly Uint8Array[]): Uint8Array {
   let n = 0;
   for (const p of parts) n += p.length;
   const out = new Uint8Array(n);

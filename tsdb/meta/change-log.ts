@@ -19,7 +19,7 @@
  * Only stores with several writers need it (capabilities.singleWriter false): on the
  * embedded store this process makes every change itself.
  */
-import { compareBytes, fromUtf8, utf8 } from '../../core/api/bytes.js';
+import { compareBytes, concatByteList, fromUtf8, utf8 } from '../../core/api/bytes.js';
 import type { Table, TableSpec } from '../../core/api/store.js';
 import type { UidKind } from '../uid/uid-kind.js';
 
@@ -79,15 +79,7 @@ export function encodeChange(writer: Uint8Array, c: Exclude<Change, { kind: 'unk
     parts.push(Uint8Array.of(list.length >>> 24, (list.length >>> 16) & 0xff, (list.length >>> 8) & 0xff, list.length & 0xff));
     for (const b of list) bytes(b);
   }
-  let n = 0;
-  for (const p of parts) n += p.length;
-  const out = new Uint8Array(n);
-  let o = 0;
-  for (const p of parts) {
-    out.set(p, o);
-    o += p.length;
-  }
-  return out;
+  return concatByteList(parts);
 }
 
 /** The writer and change of an entry's value; undefined when it is not one. */

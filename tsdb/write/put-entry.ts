@@ -15,22 +15,15 @@
 import type { TsdbError } from '../errors.js';
 import type { IncomingPoint } from './data-point.js';
 import type { SeriesEntry } from './write-group.js';
+import type { FastPut } from './put-line-fast.js';
 
 /** A point's outcome: undefined when stored, else the error that rejected it. */
 export type PointOutcome = TsdbError | undefined;
 
 /** A point scanned from its bytes: where its series bytes are, and its numbers. */
-export interface ScannedPoint {
+export interface ScannedPoint extends FastPut {
   /** The bytes the ranges point into (a telnet chunk, a JSON body). */
   buf: Uint8Array;
-  metricStart: number;
-  metricEnd: number;
-  tagsStart: number;
-  tagsEnd: number;
-  /** Seconds or milliseconds, as sent. */
-  timestamp: number;
-  value: number;
-  isInt: boolean;
   /** The tag bytes equal those of the previous point scanned (SeriesByteCache.get's hint). */
   sameTags: boolean;
 }
