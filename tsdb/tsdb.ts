@@ -150,11 +150,14 @@ export class Tsdb {
     const widths = validateWidths(widthsOf(config));
     const uid = await store.createTable(uidTableSpec(), { ifNotExists: true });
     await checkSchemaRecord(uid, widths);
-    const data = await store.createTable(dataTableSpec(widths), { ifNotExists: true });
+    let data = await store.createTable(dataTableSpec(widths), { ifNotExists: true });
     const meta = await store.createTable(metaTableSpec(), { ifNotExists: true });
-    // NB: a data table created before row transforms names none: it keeps the read-back compactor.
-    const storeCompresses = store.capabilities.rowTransforms === true &&
-      data.spec.families.some((f) => f.name === DATA_FAMILY && f.transform === DATA_TRANSFORM);
+    const storeCompresses = store.capabilities.rowTransforms === true;
+    if (storeCompresses && !data.spec.families.some((f) => f.name === DATA_FAMILY && f.transform === DATA_TRANSFORM)) {
+      // A data table created before row transforms (tsdb/SCHEMA.md "Suffixed hour cells"):
+      // from now on the store compresses it, and compactions fold the cells already on disk.
+      data = await store.setFamilyTransform(DATA_TABLE, DATA_FAMILY, DATA_TRANSFORM);
+    }
     // Where other servers may write too, changes are logged for them (meta/change-log.ts).
     const changes = store.capabilities.singleWriter ? undefined : await store.createTable(changesTableSpec(), { ifNotExists: true });
     const tsdb = new Tsdb(store, config, data, uid, meta, changes, opts.now ?? Date.now, storeCompresses);

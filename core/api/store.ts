@@ -54,6 +54,17 @@ export interface Store {
   /** Deletes a table and all its data. Rejects with STORE_TABLE_NOT_FOUND when absent. */
   dropTable(name: string): Promise<void>;
 
+  /**
+   * Names the row transform (core/api/row-transform.ts) of an existing family, or removes
+   * it (undefined): HBase's modifyColumnFamily for that one attribute. Flushes and
+   * compactions planned after it resolves apply it, and the table's spec shows it, across
+   * restarts; cells already on disk are transformed when a compaction next rewrites them.
+   * Resolves to the table. Rejects with STORE_TABLE_NOT_FOUND, STORE_FAMILY_NOT_FOUND,
+   * STORE_INVALID_ARGUMENT (a bad name), and STORE_NOT_SUPPORTED on a store without
+   * `capabilities.rowTransforms`.
+   */
+  setFamilyTransform(table: string, family: string, transform: string | undefined): Promise<Table>;
+
   /** Engine-wide statistics (memory, background work, caches). Cheap; safe to poll. */
   stats(): Promise<StoreStats>;
 
@@ -66,7 +77,7 @@ export interface Store {
 
 export interface Table {
   readonly name: string;
-  /** The table's families and options as created. */
+  /** The table's families and options as created (and as setFamilyTransform changed them). */
   readonly spec: TableSpec;
 
   /**

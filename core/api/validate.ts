@@ -103,6 +103,24 @@ export function validateTableName(name: unknown): asserts name is string {
 }
 
 /**
+ * Checks the arguments of Store.setFamilyTransform before a backend looks the table up:
+ * valid table, family and transform names (STORE_INVALID_ARGUMENT), and a store that
+ * applies row transforms (else STORE_NOT_SUPPORTED).
+ */
+export function validateSetFamilyTransform(table: string, family: string, transform: string | undefined, caps: Capabilities): void {
+  validateTableName(table);
+  if (typeof family !== 'string' || !FAMILY_NAME_PATTERN.test(family)) {
+    throw invalid(`table ${table}: invalid family name ${JSON.stringify(String(family).slice(0, 80))}: expected 1-64 chars of [A-Za-z0-9_.-]`);
+  }
+  if (transform !== undefined && !(typeof transform === 'string' && FAMILY_NAME_PATTERN.test(transform))) {
+    throw invalid(`table ${table}: family ${family}: transform must be a name of 1-64 chars of [A-Za-z0-9_.-], got ${JSON.stringify(String(transform).slice(0, 80))}`);
+  }
+  if (caps.rowTransforms !== true) {
+    throw new StoreError('STORE_NOT_SUPPORTED', `${caps.backend}: no row transforms: family ${family} of table ${table} cannot name one`);
+  }
+}
+
+/**
  * Checks a TableSpec: a valid name, at least one family, distinct valid family names,
  * `maxVersions` a positive integer, `ttlMs` a positive safe integer, split points
  * non-empty, strictly increasing and (when `limits` is given) at most maxKeyBytes long.

@@ -11,7 +11,7 @@ import { StoreError, throwIfAborted } from '../api/errors.js';
 import { decodeInt64, encodeInt64, equalBytes, toHex } from '../api/bytes.js';
 import {
   normalizeGetOptions, normalizeScanSpec, validateCellRef, validateKey, validateKeys, validateRowMutations,
-  validateKeyRange, validateTableName, validateTableSpec, validateWriteOptions, validatedScan,
+  validateKeyRange, validateSetFamilyTransform, validateTableName, validateTableSpec, validateWriteOptions, validatedScan,
 } from '../api/validate.js';
 import type { FileSystem } from '../fs/fs.js';
 import { Engine } from '../lsm/engine.js';
@@ -108,6 +108,17 @@ class EmbeddedStore implements Store, EmbeddedStoreExtras {
     validateTableName(name);
     await this.engine.dropTable(name);
     this.handles.delete(name);
+  }
+
+  async setFamilyTransform(table: string, family: string, transform: string | undefined): Promise<Table> {
+    this.engine.checkOpen();
+    validateSetFamilyTransform(table, family, transform, this.capabilities);
+    const t = this.engine.tables.get(table);
+    if (t === undefined) throw new StoreError('STORE_TABLE_NOT_FOUND', `table ${table} does not exist`);
+    if (!t.families.has(family)) throw new StoreError('STORE_FAMILY_NOT_FOUND', `table ${table} has no family ${JSON.stringify(family)}`);
+    t.setFamilyTransform(family, transform);
+    await this.engine.saveManifest();
+    return this.handle(t);
   }
 
   async stats(): Promise<StoreStats> {

@@ -25,7 +25,8 @@ export interface RegionCounters {
 
 export class TableState {
   readonly id: number;
-  readonly spec: TableSpec;
+  /** Replaced whole by setFamilyTransform, never changed in place. */
+  spec: TableSpec;
   readonly families: ReadonlyMap<string, FamilyRule>;
   /** Sorted by start; contiguous; the first starts and the last ends at the empty key. */
   regions: Region[] = [];
@@ -43,6 +44,17 @@ export class TableState {
 
   get name(): string {
     return this.spec.name;
+  }
+
+  /** Names (undefined: removes) family `family`'s row transform; the caller saves the manifest. */
+  setFamilyTransform(family: string, transform: string | undefined): void {
+    this.spec = {
+      ...this.spec,
+      families: this.spec.families.map(({ transform: old, ...f }) => {
+        const name = f.name === family ? transform : old;
+        return name === undefined ? f : { ...f, transform: name };
+      }),
+    };
   }
 
   /** The region holding `row`. */

@@ -69,6 +69,7 @@ import {
   validateKey,
   validateKeys,
   validateRowMutations,
+  validateSetFamilyTransform,
   validateTableName,
   validateTableSpec,
   validateWriteOptions,
@@ -345,6 +346,13 @@ class MemoryStore implements Store {
     validateTableName(name);
     this.state(name).dropped = true;
     this.tables.delete(name);
+  }
+
+  /** No row transforms here: rejects with STORE_NOT_SUPPORTED once the arguments are checked. */
+  async setFamilyTransform(table: string, family: string, transform: string | undefined): Promise<Table> {
+    this.checkOpen();
+    validateSetFamilyTransform(table, family, transform, this.capabilities);
+    throw new Error('BUG: the memory store has row transforms');
   }
 
   async stats(): Promise<StoreStats> {

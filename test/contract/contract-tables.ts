@@ -63,6 +63,20 @@ export function tableContract(ctx: ContractContext): void {
       expect(await ctx.store.listTables()).toEqual(['t']);
     });
 
+    it('setFamilyTransform checks its arguments, and is refused where the store has no row transforms', async () => {
+      const t = await ctx.store.createTable({ name: 't', families: [{ name: 'cf' }] });
+      await write(t, ['k', [put('cf', 'q', 'v')]]);
+      await expectStoreError(() => ctx.store.setFamilyTransform('t', 'cf', 'bad name'), 'STORE_INVALID_ARGUMENT');
+      await expectStoreError(() => ctx.store.setFamilyTransform('t', 'c f', 'x'), 'STORE_INVALID_ARGUMENT');
+      if (ctx.store.capabilities.rowTransforms === true) {
+        await expectStoreError(() => ctx.store.setFamilyTransform('nope', 'cf', 'x'), 'STORE_TABLE_NOT_FOUND');
+        await expectStoreError(() => ctx.store.setFamilyTransform('t', 'other', 'x'), 'STORE_FAMILY_NOT_FOUND');
+      } else {
+        await expectStoreError(() => ctx.store.setFamilyTransform('t', 'cf', 'x'), 'STORE_NOT_SUPPORTED');
+      }
+      expect(cells(await getRow(t, 'k'))).toEqual(['cf:q=v']);
+    });
+
     it('openTable and dropTable of a missing table reject with STORE_TABLE_NOT_FOUND', async () => {
       await expectStoreError(() => ctx.store.openTable('nope'), 'STORE_TABLE_NOT_FOUND');
       await expectStoreError(() => ctx.store.dropTable('nope'), 'STORE_TABLE_NOT_FOUND');

@@ -70,6 +70,35 @@ describe('row transforms', () => {
     });
   }
 
+  it('named on an existing family by setFamilyTransform: applied from then on, recorded across a restart, removable', async () => {
+    register(true);
+    const fs = new MemFileSystem();
+    const opts = { dir: '/db', fs, maintenanceIntervalMs: 0 };
+    let store = await openEmbeddedStore(opts);
+    const t = await store.createTable({ name: 't', families: [{ name: 'x' }, { name: 'y' }] });
+    await writeRow(store, 'r1', [['a', '1', 10], ['b', '2', 20]]);
+    await t.flush();
+    expect(cellsOf((await t.get([enc('r1')]))[0])).toEqual(['x:a=1@10', 'x:b=2@20']);
+    const named = await store.setFamilyTransform('t', 'x', NAME);
+    expect(named.spec.families).toEqual([{ name: 'x', transform: NAME }, { name: 'y' }]);
+    expect(t.spec.families[0]!.transform).toBe(NAME);
+    await writeRow(store, 'r1', [['c', '3', 30]]);
+    await t.flush();
+    // The new flush is transformed; the old file waits for a compaction.
+    expect(cellsOf((await t.get([enc('r1')]))[0])).toEqual(['x:a=1@10', 'x:b=2@20', 'x:m=c=3;@30']);
+    await t.compact({ major: true });
+    expect(cellsOf((await t.get([enc('r1')]))[0])).toEqual(['x:m=a=1;b=2;c=3;@30']);
+    await store.close();
+    store = await openEmbeddedStore(opts);
+    const again = await store.openTable('t');
+    expect(again.spec.families).toEqual([{ name: 'x', transform: NAME }, { name: 'y' }]);
+    await store.setFamilyTransform('t', 'x', undefined);
+    await store.close();
+    store = await openEmbeddedStore(opts);
+    expect((await store.openTable('t')).spec.families).toEqual([{ name: 'x' }, { name: 'y' }]);
+    await store.close();
+  });
+
   it('keep cells as they are when the transform is not registered, or cannot be loaded', async () => {
     const store = await open('mem');
     const t = await store.createTable({ name: 't', families: [{ name: 'x', transform: NAME }] });

@@ -1,7 +1,6 @@
 /**
  * The read-back hour compactor, for stores that do not compress rows themselves (Bigtable,
- * the memory store, and data tables created before row transforms; compact/hour-transform.ts
- * is the embedded store's way): once a series-hour is closed, its cells (single points,
+ * the memory store; compact/hour-transform.ts is the embedded store's way): once a series-hour is closed, its cells (single points,
  * OpenTSDB compacted columns, earlier compressed cells) are rewritten as ONE compressed
  * cell (tsdb/SCHEMA.md "Suffixed hour cells") by one check-and-put per row that puts the
  * new cell under a fresh qualifier and deletes each consumed cell up to the version read,

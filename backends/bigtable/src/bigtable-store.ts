@@ -11,7 +11,7 @@ import { utf8, fromUtf8 } from '../../../core/api/bytes.js';
 import { StoreError } from '../../../core/api/errors.js';
 import type { Capabilities, RowFilterKind, Store, StoreStats, Table, TableSpec } from '../../../core/api/store.js';
 import {
-  DEFAULT_MAX_KEY_BYTES, DEFAULT_MAX_VALUE_BYTES, validateTableName, validateTableSpec,
+  DEFAULT_MAX_KEY_BYTES, DEFAULT_MAX_VALUE_BYTES, validateSetFamilyTransform, validateTableName, validateTableSpec,
 } from '../../../core/api/validate.js';
 import { Connection } from './client.js';
 import type { ConnectionOptions } from './client.js';
@@ -182,6 +182,13 @@ class BigtableStore implements Store, StoreContext {
         }).then(resolve, reject);
     }));
     this.tables.delete(name);
+  }
+
+  /** No row transforms here: rejects with STORE_NOT_SUPPORTED once the arguments are checked. */
+  async setFamilyTransform(table: string, family: string, transform: string | undefined): Promise<Table> {
+    checkOpen(this);
+    validateSetFamilyTransform(table, family, transform, this.caps);
+    throw new Error('BUG: the Bigtable store has row transforms');
   }
 
   async stats(): Promise<StoreStats> {
