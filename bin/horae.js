@@ -18,6 +18,8 @@ if (stale !== undefined) {
   process.stderr.write(`horae: ${why}: rebuilding (npm run build) … `);
   try {
     const r = await build(root);
+    // esbuild's service process would otherwise live (and hold its memory) as long as the server.
+    await (await import('esbuild')).stop();
     process.stderr.write(`done in ${r.ms} ms\n`);
   } catch (err) {
     process.stderr.write(`failed:\n${err.message}\n`);

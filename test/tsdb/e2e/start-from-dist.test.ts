@@ -6,7 +6,7 @@
  * see the start say so (refuse with HORAE_NO_REBUILD=1, else rebuild).
  */
 import { spawn } from 'node:child_process';
-import { cpSync, mkdirSync, readFileSync, statSync, symlinkSync, utimesSync } from 'node:fs';
+import { cpSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -27,7 +27,35 @@ function copyRepo(): string {
   return root;
 }
 
-interface Run { code: number | null; out: string; port: number | undefined }
+interface Run { code: number | null; out: string; port: number | undefined; treeWhenListening: string[] }
+
+/** The command lines of every live descendant of `root` (from /proc). */
+function descendants(root: number): string[] {
+  const children = new Map<number, number[]>();
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+      const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      children.set(ppid, [...(children.get(ppid) ?? []), Number(d)]);
+    } catch {
+      // exited meanwhile
+    }
+  }
+  const out: string[] = [];
+  const walk = (pid: number): void => {
+    for (const c of children.get(pid) ?? []) {
+      try {
+        out.push(readFileSync(`/proc/${c}/cmdline`, 'utf8').replace(/\0/g, ' ').trim());
+      } catch {
+        // exited meanwhile
+      }
+      walk(c);
+    }
+  };
+  walk(root);
+  return out;
+}
 
 /** Runs `node bin/horae.js ARGS` (npm start's command); stops it by pid once it listens. */
 function start(root: string, dataDir: string, env: Record<string, string> = {}): Promise<Run> {
@@ -36,11 +64,13 @@ function start(root: string, dataDir: string, env: Record<string, string> = {}):
       { cwd: root, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     let port: number | undefined;
+    let treeWhenListening: string[] = [];
     const onData = (d: Buffer): void => {
       out += d.toString();
       const m = /listening on 127\.0\.0\.1:(\d+)/.exec(out);
       if (m !== null && port === undefined) {
         port = Number(m[1]);
+        treeWhenListening = descendants(proc.pid!);
         void fetch(`http://127.0.0.1:${port}/api/version`).then((r) => r.json()).then((v) => {
           out += `\nversion: ${JSON.stringify(v)}\n`;
           proc.kill('SIGTERM');
@@ -49,7 +79,7 @@ function start(root: string, dataDir: string, env: Record<string, string> = {}):
     };
     proc.stdout.on('data', onData);
     proc.stderr.on('data', onData);
-    proc.on('exit', (code) => resolve({ code, out, port }));
+    proc.on('exit', (code) => resolve({ code, out, port, treeWhenListening }));
   });
 }
 
@@ -89,6 +119,9 @@ describe('npm start', () => {
     expect(rebuilt.out).toMatch(/tsdb\/version\.ts changed after the last build: rebuilding \(npm run build\) … done in \d+ ms/);
     expect(rebuilt.out).toMatch(/listening on/);
     expect(rebuilt.code).toBe(0);
+    // The rebuild's esbuild service is stopped: the server runs alone under bin/horae.js.
+    expect(rebuilt.treeWhenListening.length).toBeGreaterThan(0);
+    expect(rebuilt.treeWhenListening.filter((c) => /esbuild/.test(c))).toEqual([]);
     expect(isStale(root)).toBeUndefined();
   }, 60_000);
 });
