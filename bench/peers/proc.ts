@@ -137,7 +137,9 @@ export function diskUsage(dir: string): DiskUsage {
   const walk = (d: string, top: string | undefined): void => {
     for (const name of readdirSync(d)) {
       const p = path.join(d, name);
-      const st = lstatSync(p);
+      // A running server deletes files (compacted SSTs, rolled WAL) between readdir and lstat.
+      const st = lstatSync(p, { throwIfNoEntry: false });
+      if (st === undefined) continue;
       if (st.isDirectory()) walk(p, top ?? name);
       else if (st.isFile()) {
         bytes += st.size;
@@ -152,9 +154,11 @@ export function diskUsage(dir: string): DiskUsage {
   walk(dir, undefined);
   let allocated = NaN;
   try {
-    allocated = Number(execFileSync('du', ['-sB1', dir], { encoding: 'utf8' }).split(/\s/)[0]);
-  } catch {
-    // leave NaN
+    allocated = Number(execFileSync('du', ['-sB1', dir], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] }).split(/\s/)[0]);
+  } catch (err) {
+    // du exits 1 when a file vanished under it (a running server's compaction); its total still stands.
+    const out = (err as { stdout?: string }).stdout;
+    if (typeof out === 'string' && out.length > 0) allocated = Number(out.split(/\s/)[0]);
   }
   return { bytes, allocated, files, byTop, byExt };
 }
