@@ -7,7 +7,7 @@
  * in the UID table on first open; opening the same store with other settings fails
  * instead of silently writing keys no reader can find (tsdb/SCHEMA.md "Schema record").
  */
-import { compareBytes, fromUtf8, utf8 } from '../core/api/bytes.js';
+import { compareBytes, fromUtf8, latin1, utf8 } from '../core/api/bytes.js';
 import { isStoreError } from '../core/api/errors.js';
 import type { Store, Table } from '../core/api/store.js';
 import { HourCompactor } from './compact/hour-compactor.js';
@@ -22,6 +22,7 @@ import { LastValues } from './meta/last-values.js';
 import { NewestHours, tsuidKeyOfRowKey } from './meta/newest-hours.js';
 import { metaTableSpec } from './meta/series-index.js';
 import { FEED_POLL_MS, changesTableSpec } from './meta/change-log.js';
+import type { Change } from './meta/change-log.js';
 import { Catalog } from './catalog/catalog.js';
 import type { KeptByMetric } from './catalog/catalog.js';
 import { MAX_SERIES_PLANS } from './query/series-plan.js';
@@ -87,9 +88,9 @@ export class Tsdb {
   private retentionEpoch = -1;
   private retentionResolving: Promise<void> | undefined;
   readonly index: SeriesIndex;
-  /** Newest-hour hints for /api/query/last; only where this process is the data table's one writer. */
+  /** Newest-hour hints for /api/query/last (meta/newest-hours.ts): where this process is the one writer or hears of the others' writes. */
   readonly newestHours: NewestHours | undefined;
-  /** Each series' newest point, for /api/query/last (embedded and memory stores; meta/last-values.ts). */
+  /** Each series' newest point, for /api/query/last (meta/last-values.ts): kept as the hints are. */
   readonly lastValues: LastValues | undefined;
   readonly now: () => number;
   private closed = false;
@@ -106,9 +107,7 @@ export class Tsdb {
     // Where this process is the store's one writer, what it wrote can be kept (capabilities.singleWriter).
     const singleWriter = store.capabilities.singleWriter;
     this.catalog = new Catalog<SeriesEntry>({ uid, meta, widths: this.widths, config, singleWriter, now, ...(changes === undefined ? {} : { changes }) });
-    this.catalog.onRemoteChange((c) => {
-      if (c.kind === 'delete' || c.kind === 'unknown') this.forgetNewestPoints();
-    });
+    this.catalog.onRemoteChange((c) => this.applyRemoteWrite(c));
     this.metrics = this.catalog.metrics;
     this.tagks = this.catalog.tagks;
     this.tagvs = this.catalog.tagvs;
@@ -117,8 +116,10 @@ export class Tsdb {
     this.storeCompresses = storeCompresses;
     const readBack = storeCompresses ? undefined : new HourCompactor({ data, widths: this.widths, config, now });
     this.compactor = readBack ?? new StoreCompaction(data, () => this.retentionResolved());
-    const hints = (this.newestHours = singleWriter ? new NewestHours(() => this.ingest.stats().inflightPoints > 0) : undefined);
-    const lastValues = (this.lastValues = singleWriter && config.queryLastCacheSeries > 0 ? new LastValues(config.queryLastCacheSeries) : undefined);
+    // Kept where this process is the one writer, or hears of the others' writes (change log).
+    const keep = singleWriter || this.catalog.announcesWrites;
+    const hints = (this.newestHours = keep ? new NewestHours(() => this.ingest.stats().inflightPoints > 0) : undefined);
+    const lastValues = (this.lastValues = keep && config.queryLastCacheSeries > 0 ? new LastValues(config.queryLastCacheSeries, this.widths.metric) : undefined);
     const { saltWidth, metric: metricWidth } = this.widths;
     const tracked = config.compactHours && readBack !== undefined;
     const markDirty = tracked
@@ -136,6 +137,7 @@ export class Tsdb {
             hints.written(tsuidKeyOfRowKey(key, saltWidth, metricWidth), base);
             return markDirty(key, base, nowMs);
           },
+      ...(this.catalog.announcesWrites ? { announceWritten: (series) => this.catalog.announceWritten(series) } : {}),
       ...(lastValues === undefined ? {} : {
         newestPoints: {
           stored: (e, ms, value, isInt) => lastValues.written(e.tsuidKey, ms, value, isInt),
@@ -227,6 +229,31 @@ export class Tsdb {
   /** Renames a UID, keeping its id (catalog.rename: every server hears of it). */
   renameUid(kind: UidKind, from: string, to: string): Promise<void> {
     return this.catalog.rename(kind, from, to);
+  }
+
+  /** Another server's change (change log): what it wrote or deleted leaves the newest-point caches. */
+  private applyRemoteWrite(c: Change): void {
+    switch (c.kind) {
+      case 'written': {
+        const keys = c.series.map(([tsuid]) => latin1(tsuid));
+        this.lastValues?.forget(keys);
+        const hints = this.newestHours;
+        if (hints !== undefined) for (let i = 0; i < keys.length; i++) hints.written(keys[i]!, c.series[i]![1]);
+        break;
+      }
+      case 'writtenMetrics':
+        for (const [m, hour] of c.metrics) {
+          this.lastValues?.forgetMetric(latin1(m));
+          this.newestHours?.distrustMetric(latin1(m), hour);
+        }
+        break;
+      case 'delete':
+      case 'unknown':
+        this.forgetNewestPoints();
+        break;
+      default:
+        break;
+    }
   }
 
   private forgetNewestPoints(): void {

@@ -13,7 +13,7 @@ import { freshPrefix, useEmulator } from './setup.js';
 const emulator = useEmulator();
 
 /** What docs/SCALING.md promises for changes made through another server. */
-const BOUNDS: Bounds = { newSeriesMs: 1000, renameMs: 1000, deleteMs: 1000 };
+const BOUNDS: Bounds = { newSeriesMs: 1000, renameMs: 1000, deleteMs: 1000, writtenMs: 1000 };
 
 describe('three servers on one Bigtable table', () => {
   it('answer every acknowledged point, byte for byte alike, through every phase', async () => {

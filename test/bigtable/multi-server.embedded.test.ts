@@ -15,7 +15,7 @@ describe('one server on the embedded store', () => {
     try {
       await server.start();
       const hour0 = Math.floor(Date.now() / 3_600_000) * 3600 - 3 * 3600;
-      await runScenario({ servers: [server], restart: () => server.kill9().then(() => server.start()), readBackCompactor: false }, { newSeriesMs: 0, renameMs: 0, deleteMs: 0 }, hour0);
+      await runScenario({ servers: [server], restart: () => server.kill9().then(() => server.start()), readBackCompactor: false }, { newSeriesMs: 0, renameMs: 0, deleteMs: 0, writtenMs: 0 }, hour0);
     } finally {
       await server.stop();
       dir.remove();

@@ -162,6 +162,19 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
     if (tsuids.length > 0) await this.log?.append({ kind: 'delete', tsuids });
   }
 
+  /** True where other servers may write the store: points written are announced (announceWritten). */
+  get announcesWrites(): boolean {
+    return this.log !== undefined;
+  }
+
+  /**
+   * Points of these series (TSUID as latin1 → newest base hour written, epoch s) are
+   * stored: the other servers hear of it (change log; coalesced, one append in flight).
+   */
+  announceWritten(series: Iterable<readonly [string, number]>): Promise<void> {
+    return this.log === undefined ? Promise.resolve() : this.log.appendWritten(series);
+  }
+
   /** Starts reading the other servers' changes (from now on); with `everyMs`, on a timer. */
   async startFeed(everyMs?: number): Promise<void> {
     await this.feed?.start(everyMs);
@@ -208,6 +221,8 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
         this.dropCaches();
         break;
       case 'delete':
+      case 'written':
+      case 'writtenMetrics':
         break;
     }
     this.remoteListener?.(c);

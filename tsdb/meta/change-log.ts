@@ -3,8 +3,9 @@
  * (tsdb/SCHEMA.md "Change log", docs/SCALING.md "Many TSDs on one table").
  *
  * Every change another server's caches may hold an old answer to — series recorded in the
- * index, a UID renamed, data rows deleted — is appended, once it is durable and before it
- * is acknowledged, as one entry: the sequence counter is incremented (the store's atomic
+ * index, a UID renamed, data rows deleted, points written (the newest points and hours
+ * /api/query/last keeps) — is appended, once it is durable and before it is acknowledged,
+ * as one entry: the sequence counter is incremented (the store's atomic
  * `increment`) and the entry is written under that number. Each server polls the log
  * (ChangeFeed.poll, every FEED_POLL_MS): one read of the counter, and when it moved, one
  * scan of the entries after the last one applied, in order; its own entries are skipped.
@@ -38,6 +39,8 @@ export const FEED_POLL_MS = 250;
 export const GAP_WAIT_MS = 5_000;
 /** A series entry lists at most this many TSUIDs; a bigger batch is logged by its metrics. */
 export const MAX_LISTED_TSUIDS = 4096;
+/** A points-written entry lists at most this many series; a bigger batch is logged by its metrics. */
+export const MAX_LISTED_WRITTEN = 32_768;
 
 export function changesTableSpec(): TableSpec {
   return {
@@ -55,10 +58,17 @@ export type Change =
   | { readonly kind: 'rename'; readonly uidKind: UidKind; readonly id: Uint8Array; readonly from: string; readonly to: string }
   /** Data rows of these series deleted. */
   | { readonly kind: 'delete'; readonly tsuids: readonly Uint8Array[] }
+  /** Points written: each series (TSUID) with the newest base hour (epoch s) written into. */
+  | { readonly kind: 'written'; readonly series: readonly Written[] }
+  /** Points written, too many series to list: each metric (UID) with the newest base hour written into. */
+  | { readonly kind: 'writtenMetrics'; readonly metrics: readonly Written[] }
   /** An entry that could not be read: anything may have changed. */
   | { readonly kind: 'unknown' };
 
-const TAG = { series: 0x73, metrics: 0x6d, rename: 0x72, delete: 0x64 } as const; // 's' 'm' 'r' 'd'
+/** An id (TSUID or metric UID) and a base hour, epoch s. */
+export type Written = readonly [Uint8Array, number];
+
+const TAG = { series: 0x73, metrics: 0x6d, rename: 0x72, delete: 0x64, written: 0x77, writtenMetrics: 0x57 } as const; // 's' 'm' 'r' 'd' 'w' 'W'
 const UID_TAG: Record<UidKind, number> = { metric: 0x6d, tagk: 0x6b, tagv: 0x76 }; // 'm' 'k' 'v'
 export const WRITER_ID_BYTES = 8;
 
@@ -66,17 +76,22 @@ export const WRITER_ID_BYTES = 8;
 export function encodeChange(writer: Uint8Array, c: Exclude<Change, { kind: 'unknown' }>): Uint8Array {
   const parts: Uint8Array[] = [Uint8Array.of(TAG[c.kind]), writer];
   const u16 = (n: number): Uint8Array => Uint8Array.of(n >>> 8, n & 0xff);
+  const u32 = (n: number): Uint8Array => Uint8Array.of(n >>> 24, (n >>> 16) & 0xff, (n >>> 8) & 0xff, n & 0xff);
   const bytes = (b: Uint8Array): void => {
     parts.push(u16(b.length), b);
   };
-  if (c.kind === 'rename') {
+  if (c.kind === 'written' || c.kind === 'writtenMetrics') {
+    const list = c.kind === 'written' ? c.series : c.metrics;
+    parts.push(u32(list.length));
+    for (const [id, hour] of list) parts.push(u16(id.length), id, u32(hour));
+  } else if (c.kind === 'rename') {
     parts.push(Uint8Array.of(UID_TAG[c.uidKind]));
     bytes(c.id);
     bytes(utf8(c.from));
     bytes(utf8(c.to));
   } else {
     const list = c.kind === 'metrics' ? c.metricUids : c.tsuids;
-    parts.push(Uint8Array.of(list.length >>> 24, (list.length >>> 16) & 0xff, (list.length >>> 8) & 0xff, list.length & 0xff));
+    parts.push(u32(list.length));
     for (const b of list) bytes(b);
   }
   return concatByteList(parts);
@@ -104,10 +119,23 @@ export function decodeChange(v: Uint8Array): { writer: Uint8Array; change: Chang
       const id = bytes();
       return { writer, change: { kind: 'rename', uidKind, id, from: fromUtf8(bytes()), to: fromUtf8(bytes()) } };
     }
+    const u32 = (): number => {
+      if (o + 4 > v.length) throw new RangeError('short');
+      const n = ((v[o]! << 24) | (v[o + 1]! << 16) | (v[o + 2]! << 8) | v[o + 3]!) >>> 0;
+      o += 4;
+      return n;
+    };
+    if (tag === TAG.written || tag === TAG.writtenMetrics) {
+      const count = u32();
+      const list: Written[] = [];
+      for (let i = 0; i < count; i++) {
+        const id = bytes();
+        list.push([id, u32()]);
+      }
+      return { writer, change: tag === TAG.written ? { kind: 'written', series: list } : { kind: 'writtenMetrics', metrics: list } };
+    }
     if (tag !== TAG.series && tag !== TAG.metrics && tag !== TAG.delete) return undefined;
-    if (o + 4 > v.length) return undefined;
-    const count = ((v[o]! << 24) | (v[o + 1]! << 16) | (v[o + 2]! << 8) | v[o + 3]!) >>> 0;
-    o += 4;
+    const count = u32();
     const list: Uint8Array[] = [];
     for (let i = 0; i < count; i++) list.push(bytes());
     if (tag === TAG.metrics) return { writer, change: { kind: 'metrics', metricUids: list } };
@@ -133,6 +161,10 @@ export class ChangeLog {
   readonly writer: Uint8Array;
   private readonly metricWidth: number;
   private appended = 0;
+  /** Points written, waiting for the next points-written entry (TSUID as latin1 → newest base hour). */
+  private pendingWritten = new Map<string, number>();
+  private writtenWaiters: Array<{ resolve(): void; reject(err: unknown): void }> = [];
+  private writtenAppending = false;
 
   constructor(table: Table, writer: Uint8Array, metricWidth: number) {
     this.table = table;
@@ -147,6 +179,40 @@ export class ChangeLog {
     const seq = await this.table.increment(SEQUENCE_ROW, { family: SEQUENCE_FAMILY, qualifier: CHANGE_QUALIFIER }, 1n, SYNC);
     await this.table.mutate([{ key: changeKey(seq), mutations: [{ type: 'put', family: CHANGE_FAMILY, qualifier: CHANGE_QUALIFIER, value: encodeChange(this.writer, change) }] }], SYNC);
     this.appended++;
+  }
+
+  /**
+   * Appends that points of these series (TSUID as latin1 → the newest base hour written,
+   * epoch s) are stored; resolves once an entry holding them is durable. One such append
+   * is in flight at a time: what comes meanwhile waits and goes in the next entry, so a
+   * writer adds at most two calls per round trip of them, whatever its write rate.
+   */
+  appendWritten(series: Iterable<readonly [string, number]>): Promise<void> {
+    const pending = this.pendingWritten;
+    for (const [k, hour] of series) {
+      const had = pending.get(k);
+      if (had === undefined || hour > had) pending.set(k, hour);
+    }
+    const done = new Promise<void>((resolve, reject) => this.writtenWaiters.push({ resolve, reject }));
+    if (!this.writtenAppending) void this.drainWritten();
+    return done;
+  }
+
+  private async drainWritten(): Promise<void> {
+    this.writtenAppending = true;
+    while (this.writtenWaiters.length > 0) {
+      const batch = this.pendingWritten;
+      const waiters = this.writtenWaiters;
+      this.pendingWritten = new Map();
+      this.writtenWaiters = [];
+      try {
+        if (batch.size > 0) await this.append(writtenChange(batch, this.metricWidth));
+        for (const w of waiters) w.resolve();
+      } catch (err) {
+        for (const w of waiters) w.reject(err);
+      }
+    }
+    this.writtenAppending = false;
   }
 
   /** Entries appended by this process. */
@@ -173,6 +239,18 @@ export class ChangeLog {
     }
     return out;
   }
+}
+
+/** The points-written entry of a batch: by series, or past MAX_LISTED_WRITTEN by metric. */
+function writtenChange(batch: ReadonlyMap<string, number>, metricWidth: number): Exclude<Change, { kind: 'unknown' }> {
+  if (batch.size <= MAX_LISTED_WRITTEN) return { kind: 'written', series: [...batch].map(([k, hour]): Written => [Buffer.from(k, 'latin1'), hour]) };
+  const byMetric = new Map<string, number>();
+  for (const [k, hour] of batch) {
+    const m = k.slice(0, metricWidth);
+    const had = byMetric.get(m);
+    if (had === undefined || hour > had) byMetric.set(m, hour);
+  }
+  return { kind: 'writtenMetrics', metrics: [...byMetric].map(([m, hour]): Written => [Buffer.from(m, 'latin1'), hour]) };
 }
 
 /** The distinct metric UIDs of TSUIDs (the metric width is the TSUID's first field). */

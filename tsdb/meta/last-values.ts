@@ -22,13 +22,19 @@
  * A write at the entry's own timestamp replaces its value, as in the store: there the cell
  * with the newer version wins, and a write's version grows with the order in which writes
  * are acknowledged (tsdb/write/ingest.ts). A failed write, a delete (Tsdb.rowsDeleted),
- * /api/dropcaches and evictions drop entries and bump an epoch: a read that began before
- * finishes nothing (one that shared a loading entry must not finish a newer one, made
- * after it, that missed the writes the old one took).
+ * /api/dropcaches and evictions drop entries: a read that began before finishes nothing
+ * (one that shared a loading entry must not finish a newer one, made after it, that missed
+ * the writes the old one took). Every drop advances a stamp; an entry keeps the stamp it
+ * was made at and a read the stamp it began at, and a read finishes only an entry made no
+ * later than it began, of a metric not forgotten since.
  *
- * This holds while this process is the only writer of the data table (the embedded and
- * memory stores; the owner does not create this on others). Bounded: at most `maxSeries`
- * entries; past that the oldest-inserted eighth is dropped.
+ * Writes of other servers (stores with several writers) reach this process through the
+ * change log (meta/change-log.ts), after they are stored: `forget` drops their series'
+ * entries, `forgetMetric` every entry of a metric (a batch too big to list). The next read
+ * of such a series reads the store, which holds those writes by then. So this holds
+ * while this process is the data table's only writer, and elsewhere once the change log
+ * has been read (docs/SCALING.md states the bound). Bounded: at most `maxSeries` entries;
+ * past that the oldest-inserted eighth is dropped.
  */
 import { makeRoom } from './make-room.js';
 
@@ -41,11 +47,17 @@ export interface LastPoint {
 }
 
 class Entry {
+  /** The stamp when the entry was made. */
+  readonly born: number;
   ts = -Infinity;
   value = 0;
   isInt = false;
   /** The newest current hour (epoch s) a finished read covered; -Infinity while loading. */
   upTo = -Infinity;
+
+  constructor(born: number) {
+    this.born = born;
+  }
 }
 
 export interface LastValueStats {
@@ -58,13 +70,21 @@ export class LastValues {
   /** TSUID (latin1, as NewestHours keys it) → entry. */
   private readonly entries = new Map<string, Entry>();
   private readonly maxSeries: number;
-  private epoch = 0;
+  /** TSUID bytes of the metric UID (the key's first chars). */
+  private readonly metricWidth: number;
+  /** Advanced by every drop; entries and reads carry the value they began at. */
+  private stamp = 0;
+  /** The stamp of the last clear(): reads that began before finish nothing. */
+  private cleared = 0;
+  /** Metric (key prefix) → the stamp it was forgotten at: entries made before are stale. */
+  private readonly metricsForgotten = new Map<string, number>();
   /** get()s answered from an entry, and left to the store. */
   private hits = 0;
   private misses = 0;
 
-  constructor(maxSeries: number) {
+  constructor(maxSeries: number, metricWidth = 3) {
     this.maxSeries = Math.max(1, maxSeries);
+    this.metricWidth = metricWidth;
   }
 
   get size(): number {
@@ -80,7 +100,7 @@ export class LastValues {
    * `null` when it knows there is none, undefined when the store must be read.
    */
   get(key: string, nowHour: number): LastPoint | null | undefined {
-    const e = this.entries.get(key);
+    const e = this.live(key);
     // A newest point in a future hour says nothing of the current ones.
     if (e === undefined || e.upTo < nowHour || Math.floor(e.ts / 3_600_000) * 3600 > nowHour) {
       this.misses++;
@@ -95,8 +115,8 @@ export class LastValues {
    * Returns the token `finish` takes.
    */
   begin(keys: readonly string[]): number {
-    for (const k of keys) if (!this.entries.has(k)) this.insert(k);
-    return this.epoch;
+    for (const k of keys) if (this.live(k) === undefined) this.insert(k);
+    return this.stamp;
   }
 
   /**
@@ -104,9 +124,10 @@ export class LastValues {
    * point in the hours up to `nowHour`.
    */
   finish(key: string, p: LastPoint | undefined, nowHour: number, token: number): void {
-    if (token !== this.epoch) return;
+    if (token < this.cleared) return;
     const e = this.entries.get(key);
-    if (e === undefined) return;
+    if (e === undefined || e.born > token) return;
+    if (this.metricsForgotten.size > 0 && (this.metricsForgotten.get(key.slice(0, this.metricWidth)) ?? -1) > token) return;
     // At an equal timestamp the entry's value came from a write acknowledged while the read
     // ran: the read may have seen the value before it.
     if (p !== undefined && p.ts > e.ts) {
@@ -126,14 +147,36 @@ export class LastValues {
     e.isInt = isInt;
   }
 
+  /** Another server wrote these series (TSUIDs as latin1): their entries go. */
+  forget(keys: Iterable<string>): void {
+    let any = false;
+    for (const k of keys) if (this.entries.delete(k)) any = true;
+    if (any) this.stamp++;
+  }
+
+  /** Another server wrote series of this metric (UID as latin1), too many to list: every entry of it goes. */
+  forgetMetric(metric: string): void {
+    this.metricsForgotten.set(metric, ++this.stamp);
+  }
+
   /** Forgets every entry; reads in progress finish nothing. */
   clear(): void {
     this.entries.clear();
-    this.epoch++;
+    this.metricsForgotten.clear();
+    this.cleared = ++this.stamp;
+  }
+
+  /** The entry of `key` unless its metric was forgotten since it was made (then it goes). */
+  private live(key: string): Entry | undefined {
+    const e = this.entries.get(key);
+    if (e === undefined || this.metricsForgotten.size === 0) return e;
+    if ((this.metricsForgotten.get(key.slice(0, this.metricWidth)) ?? -1) <= e.born) return e;
+    this.entries.delete(key);
+    return undefined;
   }
 
   private insert(key: string): void {
-    if (makeRoom(this.entries, this.maxSeries)) this.epoch++;
-    this.entries.set(key, new Entry());
+    if (makeRoom(this.entries, this.maxSeries)) this.stamp++;
+    this.entries.set(key, new Entry(this.stamp));
   }
 }

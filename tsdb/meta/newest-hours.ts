@@ -12,8 +12,11 @@
  * during it still ends with the right hour.
  *
  * So a hint can be too new, never too old, while this process is the only writer of the
- * data table (the embedded and memory stores; the owner does not create this on others).
- * Rows removed later (DELETE /api/query, TTL, a write that failed after it was reported)
+ * data table (the embedded and memory stores). Where other servers write too, their writes
+ * reach `written` through the change log (meta/change-log.ts) after they are stored, as
+ * this process's own do before: a hint is then too old only until the log has been read
+ * (docs/SCALING.md states the bound); a batch too big to list by series distrusts the
+ * hints of its metrics older than its newest hour (`distrustMetric`). Rows removed later (DELETE /api/query, TTL, a write that failed after it was reported)
  * leave a hint pointing at an empty or missing row: the reader then `forget`s it (the hint
  * stays as an untrusted lower bound) and falls back to the scan for that series.
  *
@@ -81,6 +84,15 @@ export class NewestHours {
     const key = latin1(tsuid);
     const v = this.hours.get(key);
     if (v !== undefined && v % 2 === 1) this.hours.set(key, v - 1);
+  }
+
+  /**
+   * Another server wrote series of metric `metric` (UID as latin1) into hours up to
+   * `baseSec`, too many to list: the metric's trusted hints older than that are distrusted
+   * (one pass over the hints).
+   */
+  distrustMetric(metric: string, baseSec: number): void {
+    for (const [k, v] of this.hours) if (v % 2 === 1 && (v - 1) / 2 < baseSec && k.startsWith(metric)) this.hours.set(k, v - 1);
   }
 
   /** Trust nothing until reads establish it again (what writes reported is kept). */

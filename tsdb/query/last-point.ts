@@ -12,16 +12,18 @@
  * than a few rows per series without finding them all (some series stopped long ago)
  * leaves the rest to the per-series scan, so a stale series never drags a whole bucket in.
  *
- * Before any scan, series with a trusted newest-hour hint (meta/newest-hours.ts: embedded
- * and memory stores) are read with one batched get of the row at their hint.
+ * Before any scan, series with a trusted newest-hour hint (meta/newest-hours.ts) are read
+ * with one batched get of the row at their hint. A store without reverse scans (the
+ * Bigtable emulator) reads each other series forward, to its newest row: that row's hour
+ * becomes the series' trusted hint, so the next read of it is the batched get.
  *
  * Every read borrows its values (ReadOptionsBase.borrowValues): a row's newest point is
  * decoded before the next call into the store, and only numbers are kept. The bucket
  * scans then start past every row of their metric (future hours included), so the first
  * row of a series they pass is its newest: that hour becomes the series' trusted hint.
  *
- * In front of all that, on the same stores, the last-value cache (meta/last-values.ts)
- * answers the series it holds without a read, and keeps what the reads find.
+ * In front of all that, the last-value cache (meta/last-values.ts) answers the series it
+ * holds without a read, and keeps what the reads find.
  */
 import { latin1, prefixEnd } from '../../core/api/bytes.js';
 import type { RowFilter } from '../../core/api/store.js';
@@ -71,11 +73,23 @@ export async function lastPoint(tsdb: Tsdb, tsuid: Uint8Array, backScanHours: nu
   const stop = nowHour + 3600 > MAX_BASE_TIME_S ? undefined : patchBaseTime(template, baseOffset, nowHour + 3600).subarray(0, baseOffset + 4);
   if (!tsdb.store.capabilities.reverseScan) {
     // A backend without reverse scans (the Bigtable emulator): read the series' rows
-    // forward and keep the newest point seen.
+    // forward and keep the newest point seen. With hints, on past the current hour to the
+    // metric's end: the newest row seen becomes the series' trusted hint.
+    const hints = tsdb.newestHours;
+    const token = hints === undefined ? -1 : hints.beginRead();
+    const end = token >= 0 ? endOf(start) : stop;
     let last: LastPoint | undefined;
-    for await (const rows of tsdb.data.scan({ start: start.slice(), ...(stop === undefined ? {} : { end: stop.slice() }), filter, families: [DATA_FAMILY], batchRows: 256, borrowValues: true })) {
-      for (const row of rows) last = newest(row.cells, baseTimeOfKey(w, row.key)) ?? last;
+    let newestBase = -1;
+    for await (const rows of tsdb.data.scan({ start: start.slice(), ...(end === undefined ? {} : { end: end.slice() }), filter, families: [DATA_FAMILY], batchRows: 256, borrowValues: true })) {
+      for (const row of rows) {
+        const base = baseTimeOfKey(w, row.key);
+        const p = newest(row.cells, base);
+        if (p === undefined) continue;
+        newestBase = base;
+        if (base <= nowHour) last = p;
+      }
     }
+    if (token >= 0 && newestBase >= 0) hints!.establish(tsuid, newestBase, token);
     return last;
   }
   for await (const rows of tsdb.data.scan({ start: start.slice(), ...(stop === undefined ? {} : { end: stop.slice() }), reverse: true, filter, families: [DATA_FAMILY], batchRows: 16, borrowValues: true })) {
@@ -134,7 +148,7 @@ function cacheKeyOf(tsuid: Uint8Array): string {
 /** lastPoints without the cache: every series read from the store. */
 async function readLastPoints(tsdb: Tsdb, tsuids: readonly Uint8Array[], backScanHours: number, nowMs: number): Promise<Array<LastPoint | undefined>> {
   const out: Array<LastPoint | undefined> = new Array<LastPoint | undefined>(tsuids.length).fill(undefined);
-  if (backScanHours > 0 || (tsuids.length < 2 && tsdb.newestHours === undefined) || !tsdb.store.capabilities.reverseScan) {
+  if (backScanHours > 0 || (tsuids.length < 2 && tsdb.newestHours === undefined)) {
     await Promise.all(tsuids.map(async (t, i) => { out[i] = await lastPoint(tsdb, t, backScanHours, nowMs); }));
     return out;
   }
@@ -144,6 +158,11 @@ async function readLastPoints(tsdb: Tsdb, tsuids: readonly Uint8Array[], backSca
   const hints = tsdb.newestHours;
   const unhinted = hints === undefined ? tsuids.map((_, i) => i) : await readHinted(tsdb, tsuids, nowHour, out);
   if (unhinted.length === 0) return out;
+  if (!tsdb.store.capabilities.reverseScan) {
+    // No reverse scans (the Bigtable emulator): one forward scan per series (lastPoint).
+    await Promise.all(unhinted.map(async (i) => { out[i] = await lastPoint(tsdb, tsuids[i]!, 0, nowMs); }));
+    return out;
+  }
   const token = hints === undefined ? -1 : hints.beginRead();
   // Series by (salt, metric): the key prefix every one of their rows starts with.
   const groups = new Map<string, { prefix: Uint8Array; members: Array<{ i: number; template: Uint8Array }> }>();

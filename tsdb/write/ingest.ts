@@ -58,6 +58,13 @@ export interface IngestDeps {
     stored(e: SeriesEntry, ms: number, value: number, isInt: boolean): void;
     failed(): void;
   };
+  /**
+   * Where other servers share the store: told of each series of a group (TSUID as latin1,
+   * newest base hour written) once the group's write returned, stored or failed (some rows
+   * may be stored all the same); the group is acknowledged once this resolves, and fails
+   * when it rejects (catalog.announceWritten).
+   */
+  readonly announceWritten?: (series: Iterable<readonly [string, number]>) => Promise<void>;
 }
 
 /**
@@ -397,28 +404,41 @@ export class Ingestor {
     this.lastGroupPoints = g.size;
     this.recentGroupPoints[this.recentAt] = g.size;
     this.recentAt = (this.recentAt + 1) % RECENT_GROUPS;
+    // The next group may be written once this one's write returned (its announcement, if
+    // any, then overlaps the next write).
+    let released = false;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      this.groupsInFlight--;
+      if (this.pendingPoints() > 0) this.scheduleFlush();
+    };
     try {
       const now = this.deps.now();
       const ts = Math.max(now, this.lastWriteTs + 1);
       this.lastWriteTs = ts;
       const newest = this.deps.newestPoints;
-      const rows = g.build(ts, now, this.deps.onRowWritten, newest !== undefined);
+      const announce = this.deps.announceWritten;
+      const rows = g.build(ts, now, this.deps.onRowWritten, newest !== undefined || announce !== undefined);
       this.cells += rows.length;
       this.groups++;
+      let failure: unknown;
       try {
         await this.deps.data.mutate(rows, { durability: g.durability });
       } catch (err) {
         newest?.failed();
-        throw err;
+        failure = err;
       }
-      if (newest !== undefined) g.eachNewest((e, ms, value, isInt) => newest.stored(e, ms, value, isInt));
+      if (failure === undefined && newest !== undefined) g.eachNewest((e, ms, value, isInt) => newest.stored(e, ms, value, isInt));
+      release();
+      if (announce !== undefined) await announce(newestHoursOf(g));
+      if (failure !== undefined) throw failure;
       g.resolve();
     } catch (err) {
       const full = (err as { code?: unknown } | null)?.code === 'STORE_NO_SPACE';
       g.reject(new TsdbError(full ? 'TSDB_STORAGE_FULL' : 'TSDB_STORAGE', `storage failed the write: ${(err as Error).message}`, { cause: err }));
     } finally {
-      this.groupsInFlight--;
-      if (this.pendingPoints() > 0) this.scheduleFlush();
+      release();
     }
   }
 
@@ -488,6 +508,13 @@ export class Ingestor {
 }
 
 const EMPTY_BYTES = new Uint8Array(0);
+
+/** Each series of a built group (TSUID as latin1) with the newest base hour it wrote into. */
+function newestHoursOf(g: WriteGroup): Array<readonly [string, number]> {
+  const out: Array<readonly [string, number]> = [];
+  g.eachNewest((e, ms) => out.push([e.tsuidKey, Math.floor(ms / 3_600_000) * 3600]));
+  return out;
+}
 
 /** The series cache key of a point that came without one. */
 export function seriesTextOf(p: IncomingPoint): string {

@@ -6,7 +6,10 @@
  *      through one of them), series and metrics written through one server only;
  *   2. duplicate timestamps: the last acknowledged write wins, whichever server took it
  *      (across servers, across value types, within one request, within one connection);
- *   3. series new to one server, queried on the others once their caches are warm;
+ *   3. series new to one server, queried on the others once their caches are warm; then
+ *      recent points of a series whose newest point every server holds in its caches
+ *      (/api/query/last's last values and newest-hour hints, warmed by the check), written
+ *      and rewritten through the other servers: every server answers them within the bound;
  *   4. renames of a metric and of a tag value on one server; the old names written again
  *      through a server that had them cached become new series;
  *   5. a delete query on one server (the newest points of a series go);
@@ -45,6 +48,8 @@ export interface Bounds {
   readonly newSeriesMs: number;
   readonly renameMs: number;
   readonly deleteMs: number;
+  /** Points of a series the server knows, written through another. */
+  readonly writtenMs: number;
 }
 
 /** Config of every server in the suite: hour compaction on, as soon as an hour is closed. */
@@ -170,6 +175,18 @@ export async function runScenario(cluster: Cluster, bounds: Bounds, hour0: numbe
   for (const [i, w] of fresh.entries()) expect(await send(model, srv(i), [w])).toEqual([]);
   await sleep(bounds.newSeriesMs);
   await check('series new to one server');
+
+  // 3b. Recent points through the other servers: every server's caches hold the series'
+  // newest point (the check warmed them), then newer points go in through the others.
+  const nowSec = Math.floor(Date.now() / 1000);
+  const recent = { host: 'r' };
+  expect(await send(model, srv(0), [{ metric: 'ms.recent', tags: recent, p: int(nowSec - 40, 1) }])).toEqual([]);
+  await sleep(bounds.newSeriesMs);
+  await check('a recent series');
+  expect(await send(model, srv(1), [{ metric: 'ms.recent', tags: recent, p: int(nowSec - 30, 2) }])).toEqual([]);
+  expect(await send(model, srv(2), [{ metric: 'ms.recent', tags: recent, p: dbl(nowSec - 30, 2.5) }])).toEqual([]);
+  await sleep(bounds.writtenMs);
+  await check('recent points through the other servers');
 
   // 4. Renames, then the old names written again through a server that had them cached.
   await rename(srv(1), 'metric', 'ms.only0', 'ms.only0.renamed');

@@ -1,8 +1,8 @@
 /**
  * What the layer keeps of what it wrote follows the store's declared capability
  * (capabilities.singleWriter), not its backend's name: a memory store declaring other
- * writers gets no newest-hour hints and no last values (its series caches are kept
- * coherent through the change log instead: change-feed.test.ts).
+ * writers keeps its caches coherent through the change log, announcing what it writes
+ * (change-feed.test.ts, newest-points-shared.test.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { openMemoryStore } from '../../../core/index.js';
@@ -20,8 +20,9 @@ describe('singleWriter', () => {
       const tsdb = await Tsdb.open(await storeWith(single), { background: false });
       expect(tsdb.store.capabilities.backend).toBe('memory');
       expect(tsdb.catalog.singleWriter).toBe(single);
-      expect(tsdb.newestHours !== undefined).toBe(single);
-      expect(tsdb.lastValues !== undefined).toBe(single);
+      expect(tsdb.catalog.announcesWrites).toBe(!single);
+      expect(tsdb.newestHours).toBeDefined();
+      expect(tsdb.lastValues).toBeDefined();
       await tsdb.close();
     }
   });

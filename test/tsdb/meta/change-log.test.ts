@@ -8,7 +8,7 @@ import { fromHex, toHex } from '../../../core/api/bytes.js';
 import { openMemoryStore } from '../../../core/index.js';
 import type { Table } from '../../../core/api/store.js';
 import {
-  CHANGE_FAMILY, CHANGE_QUALIFIER, ChangeFeed, ChangeLog, GAP_WAIT_MS, MAX_LISTED_TSUIDS, SEQUENCE_FAMILY, SEQUENCE_ROW,
+  CHANGE_FAMILY, CHANGE_QUALIFIER, ChangeFeed, ChangeLog, GAP_WAIT_MS, MAX_LISTED_TSUIDS, MAX_LISTED_WRITTEN, SEQUENCE_FAMILY, SEQUENCE_ROW,
   changeKey, changesTableSpec, decodeChange, encodeChange,
 } from '../../../tsdb/meta/change-log.js';
 import type { Change } from '../../../tsdb/meta/change-log.js';
@@ -25,6 +25,8 @@ function show(c: Change): string {
     case 'series': case 'delete': return `${c.kind} ${c.tsuids.map(toHex).join(',')}`;
     case 'metrics': return `metrics ${c.metricUids.map(toHex).join(',')}`;
     case 'rename': return `rename ${c.uidKind} ${toHex(c.id)} ${c.from} -> ${c.to}`;
+    case 'written': return `written ${c.series.map(([t, h]) => `${toHex(t)}@${h}`).join(',')}`;
+    case 'writtenMetrics': return `writtenMetrics ${c.metrics.map(([m, h]) => `${toHex(m)}@${h}`).join(',')}`;
     case 'unknown': return 'unknown';
   }
 }
@@ -36,6 +38,8 @@ describe('change log', () => {
       { kind: 'metrics', metricUids: [fromHex('000007')] },
       { kind: 'rename', uidKind: 'tagv', id: fromHex('00002a'), from: 'web01', to: 'wéb-01' },
       { kind: 'delete', tsuids: [] },
+      { kind: 'written', series: [[fromHex('000001000001000002'), 1_700_002_800], [fromHex('000002000001000003'), 0]] },
+      { kind: 'writtenMetrics', metrics: [[fromHex('000007'), 4_294_963_200]] },
     ];
     for (const c of cases) {
       const d = decodeChange(encodeChange(A, c))!;
@@ -74,6 +78,28 @@ describe('change log', () => {
     await a.append({ kind: 'series', tsuids });
     await feed.poll();
     expect(got).toEqual(['metrics 000001,000002']);
+  });
+
+  it('coalesces points-written announcements: one entry in flight, the rest in the next, newest hour kept', async () => {
+    const t = await table();
+    const a = new ChangeLog(t, A, 3);
+    const got: string[] = [];
+    const feed = new ChangeFeed(new ChangeLog(t, B, 3), (c) => got.push(show(c)));
+    await feed.start();
+    const k = (hex: string): string => Buffer.from(fromHex(hex)).toString('latin1');
+    await Promise.all([
+      a.appendWritten([[k('000001000001000001'), 3600]]),
+      a.appendWritten([[k('000001000001000002'), 7200], [k('000001000001000001'), 0]]),
+      a.appendWritten([[k('000001000001000001'), 10800]]),
+    ]);
+    expect(a.appendedCount).toBe(2);
+    await feed.poll();
+    expect(got).toEqual(['written 000001000001000001@3600', 'written 000001000001000002@7200,000001000001000001@10800']);
+    // Too many series to list: by metric, each with its newest hour.
+    const many: Array<[string, number]> = Array.from({ length: MAX_LISTED_WRITTEN + 1 }, (_, i) => [k(`00000${1 + (i % 2)}000001${i.toString(16).padStart(6, '0')}`), i % 2 === 0 ? 3600 : i]);
+    await a.appendWritten(many);
+    await feed.poll();
+    expect(got.at(-1)).toBe(`writtenMetrics 000001@3600,000002@${MAX_LISTED_WRITTEN - 1}`);
   });
 
   it('waits for a missing entry, then applies "unknown" and goes on', async () => {

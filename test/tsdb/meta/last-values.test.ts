@@ -13,6 +13,34 @@ const H = 3600;
 const ms = (hour: number, s = 0): number => (hour * H + s) * 1000;
 
 describe('LastValues', () => {
+  it('drops what other servers wrote (by series, by metric); a read that began before finishes nothing', () => {
+    const c = new LastValues(100, 3);
+    const p = { ts: ms(10, 5), value: 1, isInt: false };
+    c.finish('m01a', p, 10 * H, c.begin(['m01a', 'm01b', 'm02a']));
+    c.finish('m01b', p, 10 * H, 0);
+    c.finish('m02a', p, 10 * H, 0);
+    c.forget(['m01a']);
+    expect(c.get('m01a', 10 * H)).toBeUndefined();
+    expect(c.get('m01b', 10 * H)).toEqual(p);
+    // A read that began before a forget does not finish the entry a later read made.
+    const early = c.begin(['m02b']);
+    c.forget(['m02b']);
+    const late = c.begin(['m02b']);
+    c.finish('m02b', p, 10 * H, early);
+    expect(c.get('m02b', 10 * H)).toBeUndefined();
+    c.finish('m02b', undefined, 10 * H, late);
+    expect(c.get('m02b', 10 * H)).toBeNull();
+    // By metric: every entry of m01, made before; one made after holds.
+    const before = c.begin(['m01c']);
+    c.forgetMetric('m01');
+    c.finish('m01c', p, 10 * H, before);
+    expect(c.get('m01b', 10 * H)).toBeUndefined();
+    expect(c.get('m01c', 10 * H)).toBeUndefined();
+    expect(c.get('m02a', 10 * H)).toEqual(p);
+    c.finish('m01b', p, 10 * H, c.begin(['m01b']));
+    expect(c.get('m01b', 10 * H)).toEqual(p);
+  });
+
   it('answers only what a finished read left, up to the hour it read', () => {
     const c = new LastValues(100);
     expect(c.get('a', 10 * H)).toBeUndefined();

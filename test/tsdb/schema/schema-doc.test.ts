@@ -180,8 +180,8 @@ describe('tsdb/SCHEMA.md examples', () => {
     expect(tsuidToHex(tsuid)).toBe('000001000001000001000002000003');
   });
 
-  it('Change log: an entry listing a new series, and a rename, decode to what the comments say', () => {
-    const [entry, rename] = hexBlocks('Change log');
+  it('Change log: an entry listing a new series, a rename and points written decode to what the comments say', () => {
+    const [entry, rename, written] = hexBlocks('Change log');
     const key = changeKey(1n);
     const head = concatBytes(key, utf8(CHANGE_FAMILY), CHANGE_QUALIFIER);
     expect(toHex(entry!.subarray(0, head.length))).toBe(toHex(head));
@@ -194,6 +194,10 @@ describe('tsdb/SCHEMA.md examples', () => {
     expect(toHex(r.writer)).toBe('00000000000000bb');
     expect(r.change).toEqual({ kind: 'rename', uidKind: 'tagv', id: fromHex('00002a'), from: 'web01', to: 'web02' });
     expect(toHex(encodeChange(r.writer, { kind: 'rename', uidKind: 'tagv', id: fromHex('00002a'), from: 'web01', to: 'web02' }))).toBe(toHex(rename!));
+    const w = decodeChange(written!)!;
+    expect(toHex(w.writer)).toBe('00000000000000cc');
+    expect(w.change.kind === 'written' && w.change.series.map(([t, h]) => `${toHex(t)}@${h}`)).toEqual(['000001000001000001@1706598000']);
+    expect(toHex(encodeChange(w.writer, { kind: 'written', series: [[fromHex('000001000001000001'), 1706598000]] }))).toBe(toHex(written!));
   });
 
   it('Server heartbeats: the row key is the id in ASCII, the value a beat decodeBeat reads back', () => {
