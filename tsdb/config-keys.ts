@@ -223,7 +223,7 @@ export const CONFIG_KEYS = {
   // ---- retention ---------------------------------------------------------------------
   retention: {
     key: 'horae.retention', part: 'retention', type: 'text', trim: true, default: '', example: '30d',
-    help: 'keep points this long, e.g. 30d, 12h, 1y (empty or forever: always); whole hours past it are dropped',
+    help: 'keep points this long, e.g. 30d, 12h, 1y (empty or forever: always); reads return no older point, and whole hours past it are dropped',
   },
   retentionMetrics: {
     key: 'horae.retention.metrics', part: 'retention', type: 'text', trim: true, default: '', example: 'sys.cpu.*=7d, audit=forever',

@@ -14,8 +14,8 @@ import { HourCompactor } from './compact/hour-compactor.js';
 import type { HourCompaction } from './compact/hour-compactor.js';
 import { registerHourTransform } from './compact/hour-transform.js';
 import type { HourTransformOptions } from './compact/hour-transform.js';
-import { parseRetention, resolveRetention } from './compact/retention.js';
-import type { RetentionRules } from './compact/retention.js';
+import { parseRetention, resolveRetention, retentionOfName } from './compact/retention.js';
+import type { RetentionConfig, RetentionRules } from './compact/retention.js';
 import { StoreCompaction } from './compact/store-compaction.js';
 import { DecodePool } from './query/decode-pool.js';
 import { LastValues } from './meta/last-values.js';
@@ -83,7 +83,9 @@ export class Tsdb {
   readonly compactor: HourCompaction;
   /** True when the store compresses rows on their way to disk (compact/hour-transform.ts). */
   readonly storeCompresses: boolean;
-  /** Retention resolved to metric UIDs (compact/retention.ts). */
+  /** horae.retention and horae.retention.metrics (compact/retention.ts), for reads. */
+  readonly retentionConfig: RetentionConfig;
+  /** Retention resolved to metric UIDs (compact/retention.ts), for the row transform. */
   private retention: RetentionRules = { byMetric: [] };
   private retentionEpoch = -1;
   private retentionResolving: Promise<void> | undefined;
@@ -102,6 +104,7 @@ export class Tsdb {
     this.config = config;
     this.now = now;
     this.widths = widthsOf(config);
+    this.retentionConfig = parseRetention(config.retention, config.retentionMetrics);
     this.data = data;
     this.uid = uid;
     // Where this process is the store's one writer, what it wrote can be kept (capabilities.singleWriter).
@@ -207,9 +210,30 @@ export class Tsdb {
   /** Resolves the retention rules (compact/retention.ts) against the metrics that exist now. */
   private async resolveRetention(): Promise<void> {
     const epoch = this.metrics.stats().assigned;
-    const rc = parseRetention(this.config.retention, this.config.retentionMetrics);
-    this.retention = await resolveRetention(rc, (n) => this.metrics.getId(n), (p) => this.metrics.namesWithPrefix(p, 1_000_000));
+    this.retention = await resolveRetention(this.retentionConfig, (n) => this.metrics.getId(n), (p) => this.metrics.namesWithPrefix(p, 1_000_000));
     this.retentionEpoch = epoch;
+  }
+
+  /**
+   * The time (ms) before which reads return no point of `metric`: its retention back from
+   * now (tsdb/SCHEMA.md "Retention"); 0 when it is kept forever. Every read of points
+   * starts there, whether or not the store has dropped the rows yet.
+   */
+  retainedFrom(metric: string): number {
+    const keep = retentionOfName(this.retentionConfig, metric);
+    return keep === undefined ? 0 : Math.max(0, this.now() - keep);
+  }
+
+  /** retainedFrom for a metric given by UID (0 for a UID without a name). */
+  async retainedFromUid(metricUid: Uint8Array): Promise<number> {
+    if (!this.hasRetention) return 0;
+    const name = await this.metrics.getName(metricUid);
+    return name === undefined ? 0 : this.retainedFrom(name);
+  }
+
+  /** True when some metric's points expire (horae.retention or a per-metric rule). */
+  get hasRetention(): boolean {
+    return this.retentionConfig.defaultMs !== undefined || this.retentionConfig.rules.some((r) => r.ms > 0);
   }
 
   uidTable(kind: UidKind): UidTable {

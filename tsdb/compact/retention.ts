@@ -92,6 +92,13 @@ export function ruleFor(c: RetentionConfig, name: string): RetentionRule | undef
   return best;
 }
 
+/** The retention (ms) of metric `name` under `c`, undefined: forever. */
+export function retentionOfName(c: RetentionConfig, name: string): number | undefined {
+  const rule = ruleFor(c, name);
+  if (rule === undefined) return c.defaultMs;
+  return rule.ms === 0 ? undefined : rule.ms;
+}
+
 /**
  * Resolves the rules against the metrics that exist: `idOf` (exact names) and
  * `namesWithPrefix` list them. Metrics created later take the default until the next call.

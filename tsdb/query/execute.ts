@@ -93,9 +93,18 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
   /** The row filter as a test of a TSUID (RowKeyFilterPlan.seriesTest). */
   let rowTest: ((tsuid: Uint8Array) => boolean) | undefined;
   const exactMax = q.delete ? 0 : tsdb.config.queryExactMaxRows;
+  /** The part of the window within the metric's retention: older points are not read, dropped or not. */
+  let readWin = win;
+  /** False when the whole window is past the metric's retention. */
+  const retained = (metric: string): boolean => {
+    const from = tsdb.retainedFrom(metric);
+    if (from > win.startMs) readWin = { startMs: from, endMs: win.endMs };
+    return readWin.startMs <= win.endMs - 1;
+  };
   if (sub.kind === 'metric') {
     metricName = sub.metric;
     const p = await seriesPlan(tsdb, sub);
+    if (!retained(metricName)) return { series: [], groupBy: [] };
     metricUid = p.metricUid;
     const plan = p.rows;
     if (plan === undefined) return { series: [], groupBy: [] };
@@ -106,7 +115,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
     if (plan.seriesRegex !== undefined && exactMax > 0) {
       // A few hundred gets beat scanning every bucket past every series of the metric,
       // and lose to the scans once most of the metric's rows are wanted.
-      const hours = baseHours(win, exactMax);
+      const hours = baseHours(readWin, exactMax);
       const most = Math.floor(exactMax / hours.length);
       if (most >= 1) {
         const tsuids = await matchingSeries(tsdb, p, most + 1, signal);
@@ -125,8 +134,9 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
     const name = await tsdb.metrics.getName(metricUid);
     if (name === undefined) throw new TsdbError('TSDB_NO_SUCH_NAME', `No such unique ID for 'metrics': '${toHex(metricUid).toUpperCase()}'`);
     metricName = name;
+    if (!retained(metricName)) return { series: [], groupBy: [] };
     filter = { kind: 'keyRegex', pattern: tsuidKeyRegex(tsdb.widths, tsuids) };
-    const hours = baseHours(win, exactMax);
+    const hours = baseHours(readWin, exactMax);
     if (tsuids.length * hours.length <= exactMax) {
       const unique = [...new Map(tsuids.map((t) => [toHex(t), t])).values()].sort(compareBytes);
       keys = rowKeysOf(tsdb, unique, unique.length === 1 || sub.aggregator === 'none' ? hoursOfLoneSeries(hours, q.endMs, sub.downsample) : hours);
@@ -147,12 +157,12 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
   // Rows that hour summaries answer cost less to read here than to pack for a worker.
   const pool = q.delete || keys !== undefined || summaryUseOf(rowDownsample) !== undefined ? undefined : tsdb.queryDecodePool();
   const parallel = pool !== undefined && (await expectedRows(tsdb, sub, metricUid, win, tsdb.config.queryParallelMinRows)) >= tsdb.config.queryParallelMinRows;
-  const session = parallel ? pool.session({ startMs: win.startMs, endMs: win.endMs - 1, maxPoints: limits.maxPoints, spec: pipelineSpecOf(q, sub) }) : undefined;
+  const session = parallel ? pool.session({ startMs: readWin.startMs, endMs: win.endMs - 1, maxPoints: limits.maxPoints, spec: pipelineSpecOf(q, sub) }) : undefined;
   let scanned: ScannedSeries[];
   try {
     // Every field named (undefined where unused): spreading optional fields cost ~1 µs a query.
     scanned = await scanSeries(tsdb, {
-      metricUid, startMs: win.startMs, endMs: win.endMs - 1, filter, signal, deadline, maxSeries: limits.maxSeries, maxPoints: limits.maxPoints,
+      metricUid, startMs: readWin.startMs, endMs: win.endMs - 1, filter, signal, deadline, maxSeries: limits.maxSeries, maxPoints: limits.maxPoints,
       annotations: q.noAnnotations ? undefined : (cells: Parameters<typeof annotationsInCells>[0]) => annotationsInCells(cells, q.startMs, q.endMs),
       rowKeys: q.delete ? true : undefined,
       keys,

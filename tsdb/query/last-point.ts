@@ -105,10 +105,27 @@ export async function lastPoint(tsdb: Tsdb, tsuid: Uint8Array, backScanHours: nu
 const ROWS_PER_SERIES_BUDGET = 4;
 
 /**
- * The newest point of each series (undefined for a series with no point), in `tsuids` order:
- * from the last-value cache (meta/last-values.ts) where it holds the series, else read.
+ * The newest point of each series (undefined for a series with no point, or whose newest
+ * point is past its metric's retention), in `tsuids` order: from the last-value cache
+ * (meta/last-values.ts) where it holds the series, else read.
  */
 export async function lastPoints(tsdb: Tsdb, tsuids: readonly Uint8Array[], backScanHours: number, nowMs: number): Promise<Array<LastPoint | undefined>> {
+  const out = await newestPoints(tsdb, tsuids, backScanHours, nowMs);
+  if (!tsdb.hasRetention) return out;
+  const from = new Map<string, number>();
+  for (let i = 0; i < out.length; i++) {
+    const p = out[i];
+    if (p === undefined) continue;
+    const metric = tsuids[i]!.subarray(0, tsdb.widths.metric);
+    const id = latin1(metric);
+    let cut = from.get(id);
+    if (cut === undefined) from.set(id, (cut = await tsdb.retainedFromUid(metric)));
+    if (p.ts < cut) out[i] = undefined;
+  }
+  return out;
+}
+
+async function newestPoints(tsdb: Tsdb, tsuids: readonly Uint8Array[], backScanHours: number, nowMs: number): Promise<Array<LastPoint | undefined>> {
   const cache = tsdb.lastValues;
   if (cache === undefined) return readLastPoints(tsdb, tsuids, backScanHours, nowMs);
   const nowHour = Math.min(Math.floor(nowMs / 3_600_000) * 3600, MAX_BASE_TIME_S);

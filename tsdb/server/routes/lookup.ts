@@ -6,13 +6,15 @@
  *   GET  /api/search/lookup?m=<metric>{k=v,k=*,*=v}&limit=25   (metric may be * or empty)
  *   POST /api/search/lookup {"metric":…, "tags":[{"key":…,"value":…}], "limit":n}
  *     → {"type":"LOOKUP","metric","tags","limit","time","results":[{"tsuid","metric","tags"}],"startIndex":0,"totalResults"}
- *     Values of one key are ORed, different keys ANDed; `*` matches anything.
+ *     Values of one key are ORed, different keys ANDed; `*` matches anything. A series
+ *     whose points are all past their metric's retention is not listed.
  *   GET|POST /api/suggest?type=metrics|tagk|tagv&q=<prefix>&max=25[&metric=<m>]
  *     → names in byte order; `metric` (beyond OpenTSDB) limits tagk/tagv to that metric's series.
  */
 import type { FastifyInstance } from 'fastify';
 import { latin1 } from '../../../core/api/bytes.js';
 import { TsdbError } from '../../errors.js';
+import { lastPoints } from '../../query/last-point.js';
 import type { SeriesNames } from '../../catalog/series-names.js';
 import type { Tsdb } from '../../tsdb.js';
 import { parseUidKind } from '../../uid/uid-kind.js';
@@ -22,6 +24,28 @@ import { sendError } from '../http-errors.js';
 interface TagPattern {
   readonly key: string;
   readonly value: string;
+}
+
+/**
+ * The series that still hold a point within their metric's retention (tsdb/SCHEMA.md
+ * "Retention"): a series whose points have all expired is not listed, as in OpenTSDB,
+ * whose lookup finds series by their data rows. Only series of metrics with a retention
+ * are looked at (their newest point: the last-value cache, or a read).
+ */
+async function retained<T extends { tsuid: Uint8Array }>(tsdb: Tsdb, found: T[]): Promise<T[]> {
+  const cuts = new Map<string, number>();
+  const check: number[] = [];
+  for (let i = 0; i < found.length; i++) {
+    const metric = found[i]!.tsuid.subarray(0, tsdb.widths.metric);
+    const id = latin1(metric);
+    let cut = cuts.get(id);
+    if (cut === undefined) cuts.set(id, (cut = await tsdb.retainedFromUid(metric)));
+    if (cut > 0) check.push(i);
+  }
+  if (check.length === 0) return found;
+  const newest = await lastPoints(tsdb, check.map((i) => found[i]!.tsuid), 0, tsdb.now());
+  const gone = new Set(check.filter((_, k) => newest[k] === undefined));
+  return found.filter((_, i) => !gone.has(i));
 }
 
 export function registerLookupRoutes(app: FastifyInstance, tsdb: Tsdb): void {
@@ -53,9 +77,13 @@ export function registerLookupRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     const results: Array<{ tsuid: string; metric: string; tags: Readonly<Record<string, string>> }> = [];
     let total = 0;
     const describe = seriesNamer(tsdb);
+    let found: Array<{ tsuid: Uint8Array; names: SeriesDescription }> = [];
     for (const tsuid of await (prefix.length === 0 ? tsdb.index.tsuids(prefix, Number.MAX_SAFE_INTEGER) : tsdb.index.ofMetric(prefix))) {
       const s = await describe(tsuid);
-      if (s === undefined || !matches(s.tags, tags)) continue;
+      if (s !== undefined && matches(s.tags, tags)) found.push({ tsuid, names: s });
+    }
+    if (tsdb.hasRetention) found = await retained(tsdb, found);
+    for (const { names: s } of found) {
       total++;
       if (results.length < limit) results.push({ tsuid: s.tsuid, metric: s.metric, tags: s.tags });
     }
