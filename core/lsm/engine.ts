@@ -1,17 +1,19 @@
 /**
  * The embedded LSM engine: one directory, one WAL, one manifest, many tables split into
- * regions (leveldb's db_impl crossed with an HBase region server).
+ * regions (leveldb's db_impl crossed with an HBase region server). It opens and recovers
+ * the store, takes writes, and wires its parts:
+ *
+ * - version-set.ts: live tables, regions and files, manifest edits, obsolete-file cleanup;
+ * - wal-manager.ts: the WAL's segments, roll, replay, deletion of dead segments;
+ * - scheduler.ts: flushes, compactions, splits, the periodic maintenance pass;
+ * - background.ts: background work in flight, its errors, the counters;
+ * - read-path.ts reads through it (gets, scans).
  *
  * Write path: validate, wait if memstores are over budget, take row locks only when a
  * read-modify-write holds one, assign sequence numbers, encode the batch once (it is the
  * WAL record; the memstores copy each entry from it by offset into their slabs), apply to
- * the regions' memstores, append to the WAL (group commit), and resolve once the WAL acknowledged it
- * and the read point (seq-tracker.ts) covers it.
- *
- * Background work: flushes (memstore -> SST) and compactions (SSTs -> SST) run on the job
- * runner (a worker thread with the real file system) and are installed here, in one
- * synchronous step each, followed by a manifest write. Obsolete SSTs are deleted once no
- * manifest and no reader refers to them; WAL files once every region flushed past them.
+ * the regions' memstores, append to the WAL (group commit), and resolve once the WAL
+ * acknowledged it and the read point (seq-tracker.ts) covers it.
  *
  * Recovery: read the manifest, delete files it does not know, replay every WAL file,
  * skipping entries a region already flushed, and start a new WAL.
@@ -19,125 +21,61 @@
  * Concurrency: single-threaded; state changes happen between awaits. Reads (read-path.ts)
  * pin the files they use.
  */
-import type { FamilySpec, RowMutation, TableSpec, WriteOptions } from '../api/store.js';
+import type { RowMutation, TableSpec, WriteOptions } from '../api/store.js';
 import { StoreError, ioError } from '../api/errors.js';
 import { compareBytes } from '../api/bytes.js';
 import type { FileSystem } from '../fs/fs.js';
 import { joinPath } from '../fs/fs.js';
 import type { FileLock } from '../fs/fs.js';
 import { LruCache } from '../cache/lru-cache.js';
-import { WalWriter } from '../wal/wal-writer.js';
-import { readWal } from '../wal/wal-reader.js';
-import { WAL_META_RECORD_SIZE } from '../wal/wal-format.js';
-import type { FileMeta } from './file-meta.js';
-import { LOCK_NAME, parseName, sstName, walName } from './filenames.js';
+import { Background, sleep } from './background.js';
+import type { EngineCounters } from './background.js';
+import { LOCK_NAME, parseName, sstName } from './filenames.js';
 import { TRAILER_BYTES, seqOf } from './internal-key.js';
-import type { JobRunner } from './job-runner.js';
 import { InlineJobRunner, WorkerJobRunner } from './job-runner.js';
-import type { CompactionJob, FlushJob } from './jobs.js';
-import type { TransformSpec } from './row-transformer.js';
-import { rowTransformEntry } from '../api/row-transform.js';
-import type { ManifestState, RegionMeta, TableMeta } from './manifest.js';
-import { emptyManifest, readManifest, writeManifest } from './manifest.js';
-import { Memstore } from './memstore.js';
+import type { JobRunner } from './job-runner.js';
+import { emptyManifest, readManifest } from './manifest.js';
 import type { EngineOptions, ResolvedEngineOptions } from './options.js';
 import { DEFAULT_ENGINE_OPTIONS } from './options.js';
-import { Region, TableState } from './region.js';
-import { RowLocks } from './row-locks.js';
-import { SeqTracker } from './seq-tracker.js';
-import type { SstSettings } from './sst-options.js';
-import { decodeBatchEntries, encodeBatch } from './write-batch.js';
-import { pickMinor, tombstoneHeavy, DEFAULT_RATIO } from './compaction-picker.js';
-import { ReaderPool } from './reader-pool.js';
-import { pickSplitKey, successors } from './split.js';
-import { applicable, fileCovered, fileMeets, rangesMeet } from './range-deletes.js';
 import type { RangeDelete } from './range-deletes.js';
+import { rangesMeet } from './range-deletes.js';
+import { ReaderPool } from './reader-pool.js';
+import type { TableState } from './region.js';
+import { RowLocks } from './row-locks.js';
+import { Scheduler } from './scheduler.js';
+import { SeqTracker } from './seq-tracker.js';
+import { VersionSet } from './version-set.js';
+import { WalManager } from './wal-manager.js';
+import { decodeBatchEntries, encodeBatch } from './write-batch.js';
 
-/** A quiet store rolls its WAL (so the dead one is deleted) once it is at least this big. */
-const IDLE_WAL_ROLL_BYTES = 1024 * 1024;
-
-interface WalFileInfo {
-  readonly number: number;
-  maxSeq: number;
-}
-
-export interface EngineCounters {
-  flushesDone: number;
-  compactionsDone: number;
-  majorCompactionsDone: number;
-  splitsDone: number;
-  /** Flushes of a memstore shared after a split that installed the other child's file (no job). */
-  sharedFlushInstalls: number;
-  flushesInProgress: number;
-  compactionsInProgress: number;
-  stalledWriters: number;
-  recoveryDroppedBytes: number;
-  /** Bytes of a torn record at the end of the newest WAL file at open (a crash mid-append). */
-  recoveryTornTailBytes: number;
-  /** The WAL replay of the last open: files, bytes and records read, entries applied, ms it took. */
-  walReplay: { files: number; bytes: number; records: number; entries: number; ms: number };
-  backgroundErrors: number;
-  lastBackgroundError: string | undefined;
-  /** Times the store ran out of space for its log or manifest and recovered (recoverFromNoSpace). */
-  noSpaceRecoveries: number;
-  /** Files dropped whole because a range delete covered them. */
-  deletedFilesDropped: number;
-  /** Files dropped whole because every row in them expired (row transforms' expiredBefore). */
-  expiredFilesDropped: number;
-}
+export type { EngineCounters } from './background.js';
 
 export class Engine {
   readonly opts: ResolvedEngineOptions;
   readonly fs: FileSystem;
   readonly dir: string;
   readonly clock: () => number;
-  readonly tables = new Map<string, TableState>();
-  readonly tablesById = new Map<number, TableState>();
   readonly readers: ReaderPool;
   readonly blockCache: LruCache<unknown>;
   readonly locks = new RowLocks();
-  readonly counters: EngineCounters = {
-    flushesDone: 0, compactionsDone: 0, majorCompactionsDone: 0, splitsDone: 0, sharedFlushInstalls: 0,
-    flushesInProgress: 0, compactionsInProgress: 0, stalledWriters: 0,
-    recoveryDroppedBytes: 0, recoveryTornTailBytes: 0, walReplay: { files: 0, bytes: 0, records: 0, entries: 0, ms: 0 }, backgroundErrors: 0, lastBackgroundError: undefined,
-    noSpaceRecoveries: 0, deletedFilesDropped: 0, expiredFilesDropped: 0,
-  };
+  readonly background: Background;
+  readonly versions: VersionSet;
+  readonly wal: WalManager;
+  readonly scheduler: Scheduler;
   seqs!: SeqTracker;
   /** Last sequence number assigned. */
   lastSeq = 0;
 
   private lock: FileLock | undefined;
-  private wal!: WalWriter;
-  private walFiles: WalFileInfo[] = [];
-  private walRotating: Promise<void> | undefined;
   private runner!: JobRunner;
-  private nextFileNumber = 1;
-  private nextTableId = 1;
-  private nextRegionId = 1;
-  /** File metadata of every file some region uses. */
-  private readonly files = new Map<number, FileMeta>();
-  /** Files no region uses any more, deleted once unpinned and out of the manifest. */
-  private readonly obsolete = new Set<number>();
-  /** Outputs of running jobs (never deleted as strays). */
-  private readonly pendingOutputs = new Set<number>();
-  /** Reader pins per file number (0 once unpinned, until the file is deleted). */
-  private readonly pins = new Map<number, number>();
-  private manifestChain: Promise<void> = Promise.resolve();
-  /** The regions of the last manifest written to disk (what recovery would start from). */
-  private durableRegions: readonly RegionMeta[] = [];
-  private manifestQueued: Promise<void> | undefined;
   private stallWaiters: (() => void)[] = [];
   private fatal: StoreError | undefined;
   /** Set while writes are refused because the log or manifest ran out of space; cleared by recoverFromNoSpace. */
   private noSpace: StoreError | undefined;
   /** Writes whose log append failed for lack of space: visible once recovery has flushed them. */
   private readonly unacked: { last: number; done: boolean }[] = [];
-  /** Set at a graceful close once the WAL is synced and closed (see ManifestState.cleanLog). */
-  private cleanLog: number | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
-  private maintenanceTimer: ReturnType<typeof setInterval> | undefined;
-  private readonly background = new Set<Promise<unknown>>();
 
   private constructor(opts: ResolvedEngineOptions) {
     this.opts = opts;
@@ -146,6 +84,19 @@ export class Engine {
     this.clock = opts.clock;
     this.blockCache = new LruCache<unknown>(opts.blockCacheBytes);
     this.readers = new ReaderPool(this.fs, this.dir, opts.maxOpenFiles, this.blockCache as LruCache<never>, opts.verifyChecksums);
+    const { fs, dir } = this;
+    const background = (this.background = new Background(this.readers));
+    const versions = (this.versions = new VersionSet({
+      fs, dir, readers: this.readers, blockCache: this.blockCache, background,
+      lastSeq: () => this.lastSeq,
+      onManifestError: (err) => this.fail(err),
+    }));
+    const wal = (this.wal = new WalManager({
+      fs, dir, opts, versions, background,
+      flushOldest: () => this.scheduler.flushOldest(),
+      failed: () => this.fatal !== undefined,
+    }));
+    this.scheduler = new Scheduler({ opts, dir, clock: this.clock, versions, wal, readers: this.readers, background, host: this });
   }
 
   static async open(options: EngineOptions, defaultFs: () => Promise<FileSystem>): Promise<Engine> {
@@ -162,6 +113,14 @@ export class Engine {
     const e = new Engine(resolved);
     await e.recover();
     return e;
+  }
+
+  get counters(): EngineCounters {
+    return this.background.counters;
+  }
+
+  get tables(): ReadonlyMap<string, TableState> {
+    return this.versions.tables;
   }
 
   // ---------------------------------------------------------------------------------
@@ -188,38 +147,9 @@ export class Engine {
   }
 
   private async recoverLocked(): Promise<void> {
-    const { fs, dir } = this;
+    const { fs, dir, versions } = this;
     const state = (await readManifest(fs, dir)) ?? emptyManifest();
-    this.nextFileNumber = state.nextFileNumber;
-    this.nextTableId = state.nextTableId;
-    this.nextRegionId = state.nextRegionId;
-    let lastSeq = state.lastSeq;
-    for (const f of state.files) {
-      this.files.set(f.number, f);
-      if (f.maxSeq > lastSeq) lastSeq = f.maxSeq;
-    }
-    const now = this.clock();
-    for (const t of state.tables) {
-      const ts = new TableState(t.id, {
-        name: t.name, families: t.families,
-        ...(t.splitPoints !== undefined ? { splitPoints: t.splitPoints.map((p) => new Uint8Array(p)) } : {}),
-        ...(t.ttlMs !== undefined ? { ttlMs: t.ttlMs } : {}),
-      });
-      this.tables.set(t.name, ts);
-      this.tablesById.set(t.id, ts);
-      if (t.rangeDeletes !== undefined) ts.rangeDeletes = t.rangeDeletes.map((d) => ({ ...d, cleared: [...d.cleared] }));
-    }
-    for (const r of state.regions) {
-      const t = this.tablesById.get(r.tableId);
-      if (t === undefined) throw new StoreError('STORE_CORRUPTION', `manifest ${dir}: region ${r.id} names unknown table ${r.tableId}`);
-      const files = r.files.map((n) => {
-        const f = this.files.get(n);
-        if (f === undefined) throw new StoreError('STORE_CORRUPTION', `manifest ${dir}: region ${r.id} names unknown file ${n}`);
-        return f;
-      });
-      t.regions.push(new Region(r.id, t, r.start, r.end, files, r.flushedSeq, now));
-    }
-    for (const t of this.tables.values()) t.regions.sort((a, b) => compareBytes(a.start, b.start));
+    let lastSeq = versions.load(state, this.clock());
 
     // Check the files the manifest names; remove strays (crashed flushes/compactions).
     let names: string[];
@@ -229,7 +159,7 @@ export class Engine {
       throw ioError(`store ${dir}: list`, err);
     }
     const present = new Set(names);
-    for (const n of this.files.keys()) {
+    for (const n of versions.liveFileNumbers()) {
       if (!present.has(sstName(n))) {
         throw new StoreError('STORE_CORRUPTION', `store ${dir}: file ${sstName(n)} named by the manifest is missing`);
       }
@@ -239,91 +169,48 @@ export class Engine {
       const p = parseName(name);
       // NB: a crashed process may have used file numbers the manifest never recorded (a
       // WAL rolled after the last manifest write): never hand those numbers out again.
-      if ((p.type === 'sst' || p.type === 'wal') && p.number >= this.nextFileNumber) this.nextFileNumber = p.number + 1;
+      if (p.type === 'sst' || p.type === 'wal') versions.noteFileNumber(p.number);
       if (p.type === 'tmp') await fs.remove(joinPath(dir, name));
-      else if (p.type === 'sst' && !this.files.has(p.number)) await fs.remove(joinPath(dir, name));
+      else if (p.type === 'sst' && !versions.isLiveFile(p.number)) await fs.remove(joinPath(dir, name));
       else if (p.type === 'wal') wals.push(p.number);
     }
     wals.sort((a, b) => a - b);
 
-    // Replay the WAL.
-    const replay = this.counters.walReplay;
-    const replayStart = performance.now();
-    for (const n of wals) {
-      const path = joinPath(dir, walName(n));
-      const walSize = await fs.size(path);
-      if (walSize <= WAL_META_RECORD_SIZE) {
-        // A crash while the log was being created: it cannot hold an acknowledged record
-        // (the META record is synced before the first append is accepted).
-        await fs.remove(path);
-        continue;
-      }
-      const res = await readWal(fs, path, {
-        onCorruption: (info) => {
-          this.counters.recoveryDroppedBytes += info.bytes;
-          if (this.opts.paranoidChecks) {
-            throw new StoreError('STORE_CORRUPTION', `wal ${info.path}: offset ${info.offset}: ${info.reason} (${info.bytes} bytes dropped)`);
-          }
-        },
-      });
-      if (res.tornTail && res.tornTailBytes > 0) {
-        // Normal at the end of the newest log after a crash (mid-append). Anywhere else (an
-        // older log, or a log the last graceful close synced whole) a "torn tail" can only
-        // be damage (a flipped length byte) and acknowledged records after it are lost:
-        // count it, and refuse to open with paranoidChecks.
-        const crashTail = n === wals[wals.length - 1] && state.cleanLog !== n;
-        if (!crashTail) {
-          this.counters.recoveryDroppedBytes += res.tornTailBytes;
-          if (this.opts.paranoidChecks) {
-            throw new StoreError('STORE_CORRUPTION', `wal ${path}: offset ${res.records.length > 0 ? 'after the last good record' : 'after the header'}: ${res.tornTailBytes} bytes at the end of a log that was closed whole cannot be read (a damaged record)`);
-          }
-        } else {
-          this.counters.recoveryTornTailBytes += res.tornTailBytes;
-        }
-      }
-      let maxSeq = 0;
-      for (const rec of res.records) {
-        const b = decodeBatchEntries(rec, `wal ${path}`);
-        const t = this.tablesById.get(b.tableId);
-        const e = b.entries;
-        for (let i = 0; i < b.count; i++) {
-          const j = 4 * i;
-          const ko = e[j]!;
-          const kl = e[j + 1]!;
-          if (kl < TRAILER_BYTES + 3 || 3 + ((rec[ko]! << 8) | rec[ko + 1]!) > kl - TRAILER_BYTES) {
-            throw new StoreError('STORE_CORRUPTION', `wal ${path}: batch entry ${i} of table ${b.tableId} is not an internal key (${kl} bytes)`);
-          }
-          const seq = seqOf(rec.subarray(ko + kl - TRAILER_BYTES, ko + kl));
-          if (seq > maxSeq) maxSeq = seq;
-          if (t === undefined || t.dropped) continue;
-          const region = t.regionFor(rec.subarray(ko + 2, ko + 2 + ((rec[ko]! << 8) | rec[ko + 1]!)));
-          if (seq <= region.flushedSeq) continue;
-          region.active.addFrom(rec, ko, kl, e[j + 2]!, e[j + 3]!);
-          replay.entries++;
-        }
-      }
-      if (maxSeq > lastSeq) lastSeq = maxSeq;
-      this.walFiles.push({ number: n, maxSeq });
-      replay.files++;
-      replay.bytes += walSize;
-      replay.records += res.records.length;
-    }
-    replay.ms = performance.now() - replayStart;
+    const replayed = await this.wal.replay(wals, state.cleanLog, (rec, path) => this.replayRecord(rec, path));
+    if (replayed > lastSeq) lastSeq = replayed;
     this.lastSeq = lastSeq;
     this.seqs = new SeqTracker(lastSeq);
 
-    const walNumber = this.nextFileNumber++;
-    this.wal = await WalWriter.open(fs, joinPath(dir, walName(walNumber)), walNumber, { bufferedWindowMs: this.opts.bufferedWindowMs });
-    this.walFiles.push({ number: walNumber, maxSeq: 0 });
-    await this.saveManifest();
-    await this.deleteObsoleteWals();
+    await this.wal.start();
+    await versions.saveManifest();
+    await this.wal.deleteObsolete();
 
     this.runner = this.opts.backgroundThreads > 0 ? new WorkerJobRunner(this.opts.backgroundThreads) : new InlineJobRunner(fs);
-    if (this.opts.maintenanceIntervalMs > 0) {
-      this.maintenanceTimer = setInterval(() => this.maintenance(), this.opts.maintenanceIntervalMs);
-      this.maintenanceTimer.unref();
+    this.scheduler.start(this.runner);
+  }
+
+  /** Applies one WAL record at recovery (entries a region already flushed are skipped); returns its largest seq. */
+  private replayRecord(rec: Uint8Array, path: string): number {
+    const b = decodeBatchEntries(rec, `wal ${path}`);
+    const t = this.versions.tablesById.get(b.tableId);
+    const e = b.entries;
+    let maxSeq = 0;
+    for (let i = 0; i < b.count; i++) {
+      const j = 4 * i;
+      const ko = e[j]!;
+      const kl = e[j + 1]!;
+      if (kl < TRAILER_BYTES + 3 || 3 + ((rec[ko]! << 8) | rec[ko + 1]!) > kl - TRAILER_BYTES) {
+        throw new StoreError('STORE_CORRUPTION', `wal ${path}: batch entry ${i} of table ${b.tableId} is not an internal key (${kl} bytes)`);
+      }
+      const seq = seqOf(rec.subarray(ko + kl - TRAILER_BYTES, ko + kl));
+      if (seq > maxSeq) maxSeq = seq;
+      if (t === undefined || t.dropped) continue;
+      const region = t.regionFor(rec.subarray(ko + 2, ko + 2 + ((rec[ko]! << 8) | rec[ko + 1]!)));
+      if (seq <= region.flushedSeq) continue;
+      region.active.addFrom(rec, ko, kl, e[j + 2]!, e[j + 3]!);
+      this.counters.walReplay.entries++;
     }
-    for (const t of this.tables.values()) for (const r of t.regions) this.maybeFlush(r);
+    return maxSeq;
   }
 
   // ---------------------------------------------------------------------------------
@@ -335,55 +222,17 @@ export class Engine {
 
   async createTable(spec: TableSpec): Promise<TableState> {
     this.checkOpen();
-    const id = this.nextTableId++;
-    const families: FamilySpec[] = spec.families.map((f) => ({
-      name: f.name,
-      ...(f.maxVersions !== undefined ? { maxVersions: f.maxVersions } : {}),
-      ...(f.ttlMs !== undefined ? { ttlMs: f.ttlMs } : {}),
-      ...(f.transform !== undefined ? { transform: f.transform } : {}),
-    }));
-    const splits = [...(spec.splitPoints ?? [])].map((s) => s.slice()).sort(compareBytes);
-    const t = new TableState(id, {
-      name: spec.name, families,
-      ...(splits.length > 0 ? { splitPoints: splits } : {}),
-      ...(spec.ttlMs !== undefined ? { ttlMs: spec.ttlMs } : {}),
-    });
-    const bounds = [new Uint8Array(0), ...splits, new Uint8Array(0)];
-    const now = this.clock();
-    for (let i = 0; i + 1 < bounds.length; i++) {
-      t.regions.push(new Region(this.nextRegionId++, t, bounds[i]!, bounds[i + 1]!, [], this.lastSeq, now));
-    }
-    this.tables.set(spec.name, t);
-    this.tablesById.set(id, t);
-    await this.saveManifest();
+    const t = this.versions.addTable(spec, this.lastSeq, this.clock());
+    await this.versions.saveManifest();
     return t;
   }
 
   async dropTable(name: string): Promise<void> {
     this.checkOpen();
-    const t = this.tables.get(name);
+    const t = this.versions.tables.get(name);
     if (t === undefined) throw new StoreError('STORE_TABLE_NOT_FOUND', `table ${name} does not exist`);
-    t.dropped = true;
-    this.tables.delete(name);
-    this.tablesById.delete(t.id);
-    for (const r of t.regions) this.retireRegion(r);
-    await this.saveManifest();
-  }
-
-  private retireRegion(r: Region): void {
-    r.retired = true;
-    for (const f of r.files) this.unrefFile(f.number);
-  }
-
-  /** Marks a file obsolete when no live region uses it any more. */
-  private unrefFile(n: number): void {
-    for (const t of this.tables.values()) {
-      for (const r of t.regions) {
-        if (r.retired) continue;
-        for (const f of r.files) if (f.number === n) return;
-      }
-    }
-    this.obsolete.add(n);
+    this.versions.removeTable(t);
+    await this.versions.saveManifest();
   }
 
   // ---------------------------------------------------------------------------------
@@ -412,14 +261,10 @@ export class Engine {
     this.lastSeq = batch.lastSeq;
     const { payload, entries, rowStart } = batch;
     const inflight = this.seqs.begin(batch.lastSeq);
-    const wal = this.wal;
-    const walInfo = this.walFiles[this.walFiles.length - 1]!;
-    if (batch.lastSeq > walInfo.maxSeq) walInfo.maxSeq = batch.lastSeq;
-    const acked = wal.append(payload, (opts?.durability ?? 'sync') === 'sync');
     // The log write and its fsync go first, so the disk works while the memstores fill.
     // NB: nothing awaits between the append and the inserts below: a flush, a log roll or
     // a WAL sweep sees this batch in both or in neither.
-    wal.startRound();
+    const acked = this.wal.append(payload, (opts?.durability ?? 'sync') === 'sync', batch.lastSeq);
     // Each region's rows, one run of entries (regions stay put: nothing awaited since grouping).
     const n = ordered.length;
     for (let r = 0; r < n;) {
@@ -434,11 +279,11 @@ export class Engine {
       mem.lastWriteMs = now;
       region.counters.cellsWritten += to - from;
       region.counters.writeRequests += e - r;
-      if (mem.sizeBytes >= this.opts.memstoreFlushBytes) this.maybeFlush(region);
+      if (mem.sizeBytes >= this.opts.memstoreFlushBytes) this.scheduler.maybeFlush(region);
       r = e;
     }
-    if (this.memstoreBytes() > this.opts.memstoreTotalBytes) this.flushLargest();
-    if (wal.sizeBytes >= this.opts.walFileBytes) this.rotateWal();
+    if (this.memstoreBytes() > this.opts.memstoreTotalBytes) this.scheduler.flushLargest();
+    this.wal.rollIfFull();
     try {
       await acked;
     } catch (err) {
@@ -470,12 +315,12 @@ export class Engine {
    * Out of space (the log or the manifest) only pauses writes: see recoverFromNoSpace.
    * `inflight` is the failed write's read-point entry.
    */
-  private fail(err: unknown, inflight?: { last: number; done: boolean }): void {
+  fail(err: unknown, inflight?: { last: number; done: boolean }): void {
     if (this.fatal === undefined && !this.closed && err instanceof StoreError && err.code === 'STORE_NO_SPACE') {
       if (inflight !== undefined) this.unacked.push(inflight);
       if (this.noSpace === undefined) {
         this.noSpace = err;
-        this.track(this.recoverFromNoSpace());
+        this.background.track(this.recoverFromNoSpace());
       }
       for (const w of this.stallWaiters.splice(0)) w();
       return;
@@ -506,27 +351,12 @@ export class Engine {
       delay = Math.min(1000, delay * 2);
       if (this.closed || this.fatal !== undefined) return;
       try {
-        if (this.walRotating !== undefined) await this.walRotating;
-        if (this.wal.error !== undefined) {
-          const number = this.nextFileNumber++;
-          const path = joinPath(this.dir, walName(number));
-          let next: WalWriter;
-          try {
-            next = await WalWriter.open(this.fs, path, number, { bufferedWindowMs: this.opts.bufferedWindowMs });
-          } catch (err) {
-            await this.fs.remove(path).catch(() => undefined);
-            throw err;
-          }
-          const old = this.wal;
-          this.wal = next;
-          this.walFiles.push({ number, maxSeq: 0 });
-          await old.close().catch(() => undefined);
-        }
-        await this.flushRegions(this.allRegions());
-        await this.saveManifest();
-        await this.deleteObsoleteWals();
+        await this.wal.replaceFailed();
+        await this.scheduler.flushRegions(this.versions.allRegions());
+        await this.versions.saveManifest();
+        await this.wal.deleteObsolete();
       } catch (err) {
-        this.noteBackgroundError(err);
+        this.background.noteError(err);
         continue;
       }
       if (this.closed || this.fatal !== undefined) return;
@@ -539,252 +369,23 @@ export class Engine {
 
   memstoreBytes(): number {
     let n = 0;
-    for (const t of this.tables.values()) for (const r of t.regions) n += r.memstoreBytes();
+    for (const t of this.versions.tables.values()) for (const r of t.regions) n += r.memstoreBytes();
     return n;
   }
 
   private stall(): Promise<void> {
     this.counters.stalledWriters++;
-    this.flushLargest();
+    this.scheduler.flushLargest();
     return new Promise<void>((resolve) => this.stallWaiters.push(resolve)).finally(() => {
       this.counters.stalledWriters--;
     });
   }
 
-  private releaseStalled(): void {
+  releaseStalled(): void {
     if (this.stallWaiters.length === 0) return;
     if (this.memstoreBytes() <= this.opts.memstoreStallBytes || this.fatal !== undefined || this.closed) {
       for (const w of this.stallWaiters.splice(0)) w();
     }
-  }
-
-  private rotateWal(): void {
-    if (this.walRotating !== undefined || this.fatal !== undefined) return;
-    const number = this.nextFileNumber++;
-    this.walRotating = (async () => {
-      try {
-        const next = await WalWriter.open(this.fs, joinPath(this.dir, walName(number)), number, { bufferedWindowMs: this.opts.bufferedWindowMs });
-        const old = this.wal;
-        this.wal = next;
-        this.walFiles.push({ number, maxSeq: 0 });
-        await old.close();
-        if (this.walFiles.length > this.opts.maxWalFiles) this.flushOldest();
-        await this.saveManifest();
-        await this.deleteObsoleteWals();
-      } catch (err) {
-        this.noteBackgroundError(err);
-      } finally {
-        this.walRotating = undefined;
-      }
-    })();
-    this.track(this.walRotating);
-  }
-
-  // ---------------------------------------------------------------------------------
-  // Flushes
-
-  private allRegions(): Region[] {
-    const out: Region[] = [];
-    for (const t of this.tables.values()) for (const r of t.regions) out.push(r);
-    return out;
-  }
-
-  private flushLargest(): void {
-    let best: Region | undefined;
-    for (const r of this.allRegions()) {
-      if (!r.active.empty && (best === undefined || r.active.sizeBytes > best.active.sizeBytes)) best = r;
-    }
-    if (best !== undefined) this.maybeFlush(best, true);
-  }
-
-  /** Flushes the region holding the oldest unflushed entry, so old WAL files can go. */
-  private flushOldest(): void {
-    let best: Region | undefined;
-    for (const r of this.allRegions()) {
-      if (r.active.empty) continue;
-      if (best === undefined || r.active.minSeq < best.active.minSeq) best = r;
-    }
-    if (best !== undefined) this.maybeFlush(best, true);
-  }
-
-  /** Switches the region's memstore and starts its flush loop when due (or `force`d). */
-  maybeFlush(r: Region, force = false): void {
-    if (this.fatal !== undefined || r.retired) return;
-    if (!r.active.empty && (force || r.active.sizeBytes >= this.opts.memstoreFlushBytes)) {
-      r.immutables.push(r.active);
-      r.active = new Memstore(this.clock());
-    }
-    if (r.immutables.length > 0 && !r.flushing && !r.splitting) this.track(this.flushLoop(r));
-  }
-
-  private async flushLoop(r: Region): Promise<void> {
-    r.flushing = true;
-    this.counters.flushesInProgress++;
-    try {
-      while (r.immutables.length > 0 && this.fatal === undefined && !r.retired) {
-        const mem = r.immutables[0]!;
-        if (mem.flushedAs === undefined && mem.inFlight !== undefined) {
-          // Shared with the other child of a split, which is flushing it: wait for its file
-          // rather than write the same one (after a failure, this loop flushes it itself).
-          await mem.inFlight.catch(() => undefined);
-          continue;
-        }
-        let meta: FileMeta | undefined;
-        let number = -1;
-        const flushed = mem.flushedAs;
-        // The other holder's file, unless it was compacted away meanwhile (then flush again).
-        const shared = flushed !== undefined && this.files.get(flushed.number) === flushed && !this.obsolete.has(flushed.number);
-        if (shared) {
-          meta = flushed;
-          this.counters.sharedFlushInstalls++;
-        } else {
-          number = this.nextFileNumber++;
-          this.pendingOutputs.add(number);
-          try {
-            meta = await this.runFlushJob(mem, number, r.table);
-            r.flushFailures = 0;
-          } catch (err) {
-            this.pendingOutputs.delete(number);
-            this.noteBackgroundError(err);
-            r.flushFailures++;
-            // Out of space may pass (files get deleted, the disk grows): retry with backoff
-            // while the WAL keeps the data. Any other I/O error stops writes (RocksDB's
-            // background error): the WAL still holds every acknowledged entry.
-            if (!(err instanceof StoreError && err.code === 'STORE_NO_SPACE')) {
-              this.fail(err);
-              return;
-            }
-            await sleep(Math.min(5000, 50 * 2 ** r.flushFailures));
-            if (this.closed) return;
-            continue;
-          }
-        }
-        // Install: one synchronous step.
-        if (meta !== undefined) {
-          this.files.set(meta.number, meta);
-          r.files.unshift(meta);
-        }
-        r.immutables.shift();
-        if (--mem.shares === 0) mem.flushedAs = undefined;
-        if (mem.maxSeq > r.flushedSeq) r.flushedSeq = mem.maxSeq;
-        if (!shared) this.counters.flushesDone++;
-        this.releaseStalled();
-        try {
-          await this.saveManifest();
-        } catch {
-          // The flush is installed but not recorded (saveManifest's handler noted the error
-          // and paused or stopped writes). Stop here: flushRegions (the no-space recovery,
-          // flushAll) sees a region with memstores queued and no loop, and fails; the
-          // recovery retries later and restarts this loop.
-          return;
-        } finally {
-          this.pendingOutputs.delete(number);
-        }
-        await this.deleteObsoleteWals();
-        // A region past its split size stops flushing here so the split can start: under
-        // steady writes this loop may not drain for a long time, and a split waits for no
-        // flush in flight (its memstores, still queued, go to the children).
-        if (this.splitDue(r) && !r.splitKeyMissing) break;
-        // Under steady writes the loop may not drain for a long time: the files it installs
-        // are compacted meanwhile (as RocksDB schedules a compaction after each flush), or
-        // a region's file count grows without bound (a compaction runs beside a flush; its
-        // install keeps the newer flushed files ahead of its output).
-        if (r.immutables.length > 0 && !this.closed) this.maybeCompact(r);
-      }
-    } finally {
-      r.flushing = false;
-      this.counters.flushesInProgress--;
-      this.releaseStalled();
-    }
-    if (!r.retired && !this.closed && !this.maybeSplit(r)) {
-      this.maybeCompact(r);
-      // Memstores still queued (the loop stopped for a split that did not start): go on.
-      this.maybeFlush(r);
-    }
-  }
-
-  /**
-   * Runs the flush job of `mem`. While other regions hold it too (the children of a split),
-   * they wait for it (`inFlight`) and then install its file (`flushedAs`), set before they
-   * resume, rather than flush the same entries again.
-   */
-  private async runFlushJob(mem: Memstore, number: number, t: TableState): Promise<FileMeta | undefined> {
-    const job = this.runner.run(this.flushJob(mem, number, t));
-    if (mem.shares > 1) mem.inFlight = job;
-    try {
-      const meta = await job;
-      if (meta !== undefined) this.files.set(meta.number, meta);
-      if (mem.shares > 1) mem.flushedAs = meta;
-      return meta;
-    } finally {
-      mem.inFlight = undefined;
-    }
-  }
-
-  private sstSettings(): SstSettings {
-    const o = this.opts;
-    return { blockSizeBytes: o.blockSizeBytes, restartInterval: o.restartInterval, compression: o.compression, bloomBitsPerKey: o.bloomBitsPerKey };
-  }
-
-  /**
-   * The flush job of an immutable memstore: its slabs as they are (shared memory) and an
-   * index of its entries in key order; nothing is copied on this thread.
-   */
-  private flushJob(mem: Memstore, number: number, t: TableState): FlushJob {
-    const { slabs, index } = mem.flushInput();
-    const specs = this.transformSpecs(t);
-    const dels = t.rangeDeletes.length === 0 ? [] : applicable(t.rangeDeletes, this.seqs.oldestSnapshot(), new Uint8Array(0), new Uint8Array(0));
-    return {
-      kind: 'flush', dir: this.dir, fileNumber: number, slabs, index, count: index.length / 4, sst: this.sstSettings(),
-      ...(dels.length === 0 ? {} : { rangeDeletes: dels.map((d) => ({ start: d.start, end: d.end, seq: d.seq })) }),
-      ...(specs === undefined ? {} : {
-        transforms: { specs, keepSeq: this.seqs.oldestSnapshot(), nowMs: this.clock(), families: [...t.families.entries()] },
-      }),
-    };
-  }
-
-  /**
-   * The registered row transforms of the table's families (core/api/row-transform.ts), read
-   * when a job is planned; undefined when none is registered (cells are written as they are).
-   */
-  private transformSpecs(t: TableState): TransformSpec[] | undefined {
-    let specs: TransformSpec[] | undefined;
-    for (const f of t.spec.families) {
-      if (f.transform === undefined) continue;
-      const e = rowTransformEntry(f.transform);
-      if (e === undefined) continue;
-      (specs ??= []).push({ family: f.name, name: f.transform, module: e.module, exportName: e.exportName, options: e.options?.(), rowTime: specs.length === 0 });
-    }
-    return specs;
-  }
-
-  /**
-   * The row time below which every row of the table has expired: defined when every
-   * family has a registered transform that says so (the smallest of their answers).
-   */
-  private expiredBefore(t: TableState): number | undefined {
-    let cutoff: number | undefined;
-    const now = this.clock();
-    for (const f of t.spec.families) {
-      const e = f.transform === undefined ? undefined : rowTransformEntry(f.transform);
-      const c = e?.expiredBefore?.(now);
-      if (c === undefined) return undefined;
-      cutoff = cutoff === undefined ? c : Math.min(cutoff, c);
-    }
-    return cutoff;
-  }
-
-  /** Drops the region's files whose rows have all expired (whole files, nothing rewritten). */
-  private dropExpiredFiles(r: Region): void {
-    if (r.compacting || r.splitting || r.retired) return;
-    const cutoff = this.expiredBefore(r.table);
-    if (cutoff === undefined) return;
-    const expired = r.files.filter((f) => f.maxRowTime !== undefined && f.maxRowTime < cutoff);
-    if (expired.length === 0) return;
-    r.files = r.files.filter((f) => !expired.includes(f));
-    for (const f of expired) this.unrefFile(f.number);
-    this.counters.expiredFilesDropped += expired.length;
-    this.track(this.saveManifest());
   }
 
   /**
@@ -800,7 +401,7 @@ export class Engine {
     const w = this.seqs.begin(seq);
     t.rangeDeletes.push(d);
     try {
-      await this.saveManifest();
+      await this.versions.saveManifest();
     } catch (err) {
       t.rangeDeletes = t.rangeDeletes.filter((x) => x !== d);
       throw err;
@@ -809,474 +410,29 @@ export class Engine {
       this.seqs.complete(w);
     }
     let dropped = false;
-    for (const r of t.regions) if (rangesMeet(r.start, r.end, start, end) && this.dropDeletedFiles(r)) dropped = true;
-    if (this.pruneRangeDeletes(t) || dropped) await this.saveManifest();
-  }
-
-  /**
-   * Drops the region's files that a tombstone older than every held snapshot covers whole;
-   * true when it dropped one (the caller saves the manifest).
-   */
-  private dropDeletedFiles(r: Region): boolean {
-    const dels = r.table.rangeDeletes;
-    if (dels.length === 0 || r.compacting || r.splitting || r.retired) return false;
-    const visible = applicable(dels, this.seqs.oldestSnapshot(), r.start, r.end);
-    if (visible.length === 0) return false;
-    const gone = r.files.filter((f) => visible.some((d) => fileCovered(f, d)));
-    if (gone.length === 0) return false;
-    r.files = r.files.filter((f) => !gone.includes(f));
-    for (const f of gone) this.unrefFile(f.number);
-    this.counters.deletedFilesDropped += gone.length;
-    return true;
-  }
-
-  /**
-   * Removes the tombstones no region can hold an entry of any more (range-deletes.ts);
-   * true when one was removed (the caller saves the manifest).
-   */
-  private pruneRangeDeletes(t: TableState): boolean {
-    const before = t.rangeDeletes.length;
-    // A region with nothing in its memstores holds every entry in files (a crash replays
-    // only entries past its flushedSeq, which would be in its memstores).
-    const unflushed = (r: Region, d: RangeDelete): boolean =>
-      r.flushedSeq < d.seq && (!r.active.empty || r.immutables.length > 0 || r.flushing);
-    t.rangeDeletes = t.rangeDeletes.filter((d) => t.regions.some((r) => rangesMeet(r.start, r.end, d.start, d.end) &&
-      !d.cleared.includes(r.id) && (unflushed(r, d) || r.files.some((f) => fileMeets(f, d) && f.minSeq <= d.seq))));
-    return t.rangeDeletes.length < before;
+    for (const r of t.regions) if (rangesMeet(r.start, r.end, start, end) && this.scheduler.dropDeletedFiles(r)) dropped = true;
+    if (this.scheduler.pruneRangeDeletes(t) || dropped) await this.versions.saveManifest();
   }
 
   /** Flushes every region of a table (or all) and waits for the files to be installed. */
   async flushAll(t?: TableState): Promise<void> {
     this.checkOpen();
-    await this.flushRegions(t === undefined ? this.allRegions() : t.regions.slice());
-    await this.rollIdleWal();
-  }
-
-  /**
-   * When every memstore is empty, the current WAL holds nothing recovery needs: start a
-   * new one so the old one is deleted (otherwise a quiet store keeps up to walFileBytes
-   * of dead log on disk). Memstores holding only a little (under IDLE_WAL_ROLL_BYTES, e.g.
-   * a rarely written table) are flushed first, so they do not pin a big log. Skipped for
-   * logs under IDLE_WAL_ROLL_BYTES, so idle stores do not churn files.
-   */
-  private async rollIdleWal(): Promise<void> {
-    // Older logs still on disk are pinned by some memstore: worth freeing even when the
-    // current log is small.
-    if (this.closed || this.fatal !== undefined || (this.walFiles.length <= 1 && this.wal.sizeBytes < IDLE_WAL_ROLL_BYTES)) return;
-    const busy = this.allRegions().filter((r) => !r.active.empty || r.immutables.length > 0 || r.flushing);
-    let pending = 0;
-    for (const r of busy) pending += r.active.sizeBytes + r.immutables.reduce((n, m) => n + m.sizeBytes, 0);
-    if (pending >= IDLE_WAL_ROLL_BYTES) return;
-    if (busy.length > 0) await this.flushRegions(busy);
-    const idle = this.allRegions().every((r) => r.active.empty && r.immutables.length === 0 && !r.flushing);
-    if (!idle || this.closed) return;
-    if (this.wal.sizeBytes < IDLE_WAL_ROLL_BYTES) {
-      await this.deleteObsoleteWals();
-      return;
-    }
-    this.rotateWal();
-    await this.walRotating;
-  }
-
-  private async flushRegions(regions: Region[]): Promise<void> {
-    for (const r of regions) this.maybeFlush(r, true);
-    const failures = new Map<Region, number>();
-    const failed = (r: Region): boolean => {
-      const before = failures.get(r);
-      if (before === undefined) failures.set(r, r.flushFailures);
-      return before !== undefined && r.flushFailures > before;
-    };
-    for (;;) {
-      // A region split meanwhile handed its queued memstores to its children: wait for them.
-      regions = successors(regions);
-      const busy = regions.filter((r) => r.flushing || r.splitting || r.immutables.length > 0);
-      if (busy.length === 0) break;
-      if (this.fatal !== undefined) throw this.fatal;
-      // A flush failed (its loop retries it later), or a loop stopped with memstores still
-      // queued (the manifest recording its last flush could not be written). Either way,
-      // waiting here would not end.
-      if (regions.some(failed) || busy.some((r) => !r.flushing && !r.splitting)) {
-        throw new StoreError('STORE_NO_SPACE', `store ${this.dir}: flush failed: ${this.counters.lastBackgroundError ?? 'unknown error'}`, { retryable: true });
-      }
-      await sleep(2);
-    }
-  }
-
-  // ---------------------------------------------------------------------------------
-  // Compactions
-
-  maybeCompact(r: Region, major = false): boolean {
-    if (r.compacting || r.retired || this.fatal !== undefined || this.closed) return false;
-    this.dropExpiredFiles(r);
-    if (this.dropDeletedFiles(r)) this.track(this.saveManifest());
-    const files = r.files;
-    let from = 0;
-    let to = files.length;
-    const now = this.clock();
-    const ttl = [...r.table.families.values()].some((f) => f.ttlMs !== undefined);
-    if (!major) {
-      const dueByTime = this.opts.majorCompactionIntervalMs > 0 && now - r.lastMajorCompactionMs >= this.opts.majorCompactionIntervalMs &&
-        (files.length > 1 || (files.length === 1 && (files[0]!.deletions > 0 || ttl)));
-      if (dueByTime || (files.length > 1 && tombstoneHeavy(files, this.opts.tombstoneCompactionRatio))) {
-        major = true;
-      } else {
-        const pick = pickMinor(files, { minFiles: this.opts.compactionMinFiles, maxFiles: this.opts.compactionMaxFiles, ratio: DEFAULT_RATIO });
-        if (pick === undefined) return false;
-        from = pick.from;
-        to = pick.to;
-      }
-    }
-    if (files.length === 0) return false;
-    const inputs = files.slice(from, to);
-    if (inputs.length === 0) return false;
-    // NB: a compaction of every file of the region may drop markers: nothing older exists.
-    this.track(this.compact(r, inputs, major || inputs.length === files.length));
-    return true;
-  }
-
-  private async compact(r: Region, inputs: FileMeta[], major: boolean): Promise<void> {
-    const files0 = r.files.length;
-    r.compacting = true;
-    this.counters.compactionsInProgress++;
-    const number = this.nextFileNumber++;
-    this.pendingOutputs.add(number);
-    for (const f of inputs) this.pin(f.number);
-    try {
-      const job: CompactionJob = {
-        kind: 'compact', dir: this.dir, inputs: inputs.map((f) => f.number), outputNumber: number,
-        start: r.start, end: r.end, major, keepSeq: this.seqs.oldestSnapshot(), nowMs: this.clock(),
-        families: [...r.table.families.entries()], sst: this.sstSettings(),
-      };
-      // Tombstones older than every held snapshot: their entries go (range-deletes.ts).
-      const keepSeq = job.keepSeq;
-      const dels = applicable(r.table.rangeDeletes, keepSeq, r.start, r.end).map((d) => ({ start: d.start, end: d.end, seq: d.seq }));
-      // Every entry at or below this is in the region's files now (all of them, when its
-      // memstores are empty: entries written later are newer than every tombstone in dels).
-      const flushedAtStart = r.active.empty && r.immutables.length === 0 && !r.flushing ? this.lastSeq : r.flushedSeq;
-      if (dels.length > 0) Object.assign(job, { rangeDeletes: dels });
-      const transforms = this.transformSpecs(r.table);
-      if (transforms !== undefined) Object.assign(job, { transforms });
-      let meta: FileMeta | undefined;
-      try {
-        meta = await this.runner.run(job);
-      } catch (err) {
-        this.noteBackgroundError(err);
-        return;
-      }
-      if (r.retired) {
-        // The region split or its table was dropped meanwhile: discard the output.
-        if (meta !== undefined) this.obsolete.add(meta.number);
-        return;
-      }
-      // Install: replace the inputs (still contiguous, newer flushes may precede them).
-      const inputSet = new Set(inputs.map((f) => f.number));
-      const at = r.files.findIndex((f) => inputSet.has(f.number));
-      const kept = r.files.filter((f) => !inputSet.has(f.number));
-      if (meta !== undefined) {
-        this.files.set(meta.number, meta);
-        kept.splice(at < 0 ? kept.length : at, 0, meta);
-      }
-      r.files = kept;
-      r.splitKeyMissing = false;
-      for (const f of inputs) this.unrefFile(f.number);
-      if (major) {
-        r.lastMajorCompactionMs = this.clock();
-        this.counters.majorCompactionsDone++;
-        // Every file was rewritten without the entries of these tombstones, and every
-        // older entry was in a file: the region holds none of them any more.
-        if (inputs.length === files0 && dels.length > 0) {
-          for (const d of r.table.rangeDeletes) if (d.seq <= flushedAtStart && dels.some((x) => x.seq === d.seq)) d.cleared.push(r.id);
-        }
-        this.pruneRangeDeletes(r.table);
-      }
-      this.counters.compactionsDone++;
-      await this.saveManifest();
-    } finally {
-      this.pendingOutputs.delete(number);
-      for (const f of inputs) this.unpin(f.number);
-      r.compacting = false;
-      this.counters.compactionsInProgress--;
-    }
-    if (!r.retired && !this.closed) {
-      if (!this.maybeSplit(r)) this.maybeCompact(r);
-    }
+    await this.scheduler.flushAll(t);
   }
 
   /** Compacts every region of a table (or all), waiting for the result. */
   async compactAll(t: TableState | undefined, major: boolean): Promise<void> {
     this.checkOpen();
-    await this.flushAll(t);
-    const regions = () => (t === undefined ? this.allRegions() : t.regions.slice());
-    for (const r of regions()) {
-      while (r.compacting) await sleep(2);
-      if (major ? r.files.length > 0 : r.files.length > 1) {
-        if (major) this.maybeCompact(r, true);
-        else this.track(this.compact(r, r.files.slice(), false));
-      }
-    }
-    for (;;) {
-      if (!regions().some((r) => r.compacting)) break;
-      await sleep(2);
-    }
-  }
-
-  // ---------------------------------------------------------------------------------
-  // Splits
-
-  regionSizeBytes(r: Region): number {
-    let n = r.memstoreBytes();
-    for (const f of r.files) n += f.sizeBytes / this.fileShare(f.number);
-    return n;
-  }
-
-  /** How many live regions use the file. */
-  private fileShare(n: number): number {
-    let c = 0;
-    for (const t of this.tables.values()) for (const r of t.regions) if (!r.retired && r.files.some((f) => f.number === n)) c++;
-    return Math.max(1, c);
-  }
-
-  /** Whether the region is past its split size (and may split). */
-  private splitDue(r: Region): boolean {
-    return this.opts.autoSplit && !r.retired && !this.closed && this.fatal === undefined && r.files.length > 0 &&
-      this.regionSizeBytes(r) >= this.opts.regionSplitBytes;
-  }
-
-  /**
-   * Splits the region in two when it is past the split size and no flush is in flight.
-   * Until the split key is read (the largest file opened), no new flush starts; a
-   * compaction in flight runs on, and the split discards its output (HBase aborts it).
-   * Under steady writes a flush loop stops for a split (see flushLoop): before, a split
-   * waited for an idle region, and a region written without pause never split.
-   */
-  private maybeSplit(r: Region): boolean {
-    if (r.flushing || r.splitting || !this.splitDue(r)) return false;
-    let largest = r.files[0]!;
-    for (const f of r.files) if (f.sizeBytes > largest.sizeBytes) largest = f;
-    const n = largest.number;
-    r.splitting = true;
-    this.pin(n);
-    this.track(
-      this.readers.acquire(n).then(() => {
-        try {
-          if (r.retired || this.closed || this.fatal !== undefined) return;
-          const key = pickSplitKey(this.readers, r);
-          if (key !== undefined) this.splitAt(r, key);
-          else r.splitKeyMissing = true;
-        } finally {
-          this.readers.release(n);
-        }
-      }).finally(() => {
-        this.unpin(n);
-        r.splitting = false;
-        if (r.retired) return;
-        // No split: the memstores queued meanwhile flush, and compactions go on.
-        this.maybeFlush(r);
-        if (!this.closed) this.maybeCompact(r);
-      }),
-    );
-    return true;
-  }
-
-  /** Replaces r by [start, key) and [key, end). Synchronous, then the manifest is saved. */
-  private splitAt(r: Region, key: Uint8Array): void {
-    const t = r.table;
-    const now = this.clock();
-    const left = new Region(this.nextRegionId++, t, r.start, key, r.files.slice(), r.flushedSeq, now);
-    const right = new Region(this.nextRegionId++, t, key, r.end, r.files.slice(), r.flushedSeq, now);
-    // The children share the parent's memstores, queued (oldest first, then the active one,
-    // which takes no more writes): each reads its own range of them, and the first to flush
-    // one installs the file in the other too (flushLoop). Nothing is copied here, on the
-    // writers' thread (dividing them cost ~100 ms per full 32 MiB memstore).
-    const queued = r.active.empty ? r.immutables.slice() : [...r.immutables, r.active];
-    for (const m of queued) m.shares++; // the parent's share passes to two children
-    left.immutables = queued.slice();
-    right.immutables = queued;
-    const i = t.regions.indexOf(r);
-    t.regions.splice(i, 1, left, right);
-    r.retired = true;
-    this.counters.splitsDone++;
-    this.maybeFlush(left);
-    this.maybeFlush(right);
-    this.track(
-      this.saveManifest().then(() => {
-        // Rewrite the shared files into each child's own.
-        this.maybeCompact(left, true);
-        this.maybeCompact(right, true);
-      }),
-    );
-  }
-
-  // ---------------------------------------------------------------------------------
-  // Manifest and file lifecycle
-
-  private snapshotManifest(): ManifestState {
-    const tables: TableMeta[] = [];
-    const regions: RegionMeta[] = [];
-    const used = new Set<number>();
-    for (const t of this.tables.values()) {
-      tables.push({
-        id: t.id, name: t.name, families: t.spec.families,
-        ...(t.spec.splitPoints !== undefined ? { splitPoints: t.spec.splitPoints } : {}),
-        ...(t.spec.ttlMs !== undefined ? { ttlMs: t.spec.ttlMs } : {}),
-        ...(t.rangeDeletes.length > 0 ? { rangeDeletes: t.rangeDeletes.map((d) => ({ ...d, cleared: [...d.cleared] })) } : {}),
-      });
-      for (const r of t.regions) {
-        regions.push({ id: r.id, tableId: t.id, start: r.start, end: r.end, flushedSeq: r.flushedSeq, files: r.files.map((f) => f.number) });
-        for (const f of r.files) used.add(f.number);
-      }
-    }
-    const files = [...used].map((n) => this.files.get(n)!);
-    return {
-      nextFileNumber: this.nextFileNumber, nextTableId: this.nextTableId, nextRegionId: this.nextRegionId,
-      lastSeq: this.lastSeq, tables, regions, files,
-      ...(this.cleanLog !== undefined ? { cleanLog: this.cleanLog } : {}),
-    };
-  }
-
-  /**
-   * Writes the current state. Calls made while a write is queued share it; a call returns
-   * after a write that started after the call finished. Then deletes obsolete files.
-   */
-  saveManifest(): Promise<void> {
-    if (this.manifestQueued !== undefined) return this.manifestQueued;
-    const p = this.manifestChain.then(async () => {
-      this.manifestQueued = undefined;
-      const state = this.snapshotManifest();
-      await writeManifest(this.fs, this.dir, state);
-      this.durableRegions = state.regions;
-      await this.deleteObsoleteFiles(state);
-    });
-    this.manifestQueued = p;
-    this.manifestChain = p.catch((err: unknown) => {
-      // The manifest on disk is still the previous one (atomic rename) and the WAL still
-      // holds everything not in its files, but the state in memory can no longer be
-      // recorded: stop writes until the store is reopened.
-      this.noteBackgroundError(err);
-      this.fail(err);
-    });
-    return p;
-  }
-
-  pin(n: number): void {
-    this.pins.set(n, (this.pins.get(n) ?? 0) + 1);
-  }
-
-  unpin(n: number): void {
-    // A count that reaches 0 stays (every read pins and unpins its files: deleting and
-    // re-adding the entry each time churns the map); deleteObsoleteFiles drops it.
-    const c = (this.pins.get(n) ?? 0) - 1;
-    this.pins.set(n, Math.max(0, c));
-    if (c <= 0 && this.obsolete.has(n)) this.track(this.saveManifest());
-  }
-
-  private async deleteObsoleteFiles(written: ManifestState): Promise<void> {
-    const live = new Set(written.files.map((f) => f.number));
-    for (const n of [...this.obsolete]) {
-      if (live.has(n) || (this.pins.get(n) ?? 0) > 0 || this.pendingOutputs.has(n)) continue;
-      this.obsolete.delete(n);
-      this.pins.delete(n);
-      this.files.delete(n);
-      this.readers.evict(n);
-      this.blockCache.evictFile(n);
-      await this.fs.remove(joinPath(this.dir, sstName(n))).catch((err: unknown) => this.noteBackgroundError(err));
-    }
-  }
-
-  /**
-   * Deletes WAL files recovery would not need. NB: judged against the last manifest on
-   * disk, not the state in memory: a flush installed in memory but not yet recorded by a
-   * finished manifest write still needs its WAL (a crash now would recover from the older
-   * manifest, which does not know the new file).
-   *
-   * NB: the logs to delete are chosen, and taken off the list, in one synchronous step
-   * before the first unlink is awaited. A roll during those awaits pushes a new current
-   * log with no entry yet (maxSeq 0); a sweep that went on judging the live list against
-   * the log current when it began unlinked that new log, and every write acknowledged
-   * into it was lost in a crash (test/embedded/wal-delete-race.test.ts).
-   */
-  private async deleteObsoleteWals(closing = false): Promise<void> {
-    const live = new Map<number, Region>();
-    for (const r of this.allRegions()) live.set(r.id, r);
-    let minNeeded = Infinity;
-    for (const d of this.durableRegions) {
-      const r = live.get(d.id);
-      const idle = r !== undefined && r.flushedSeq === d.flushedSeq && r.active.empty && r.immutables.length === 0;
-      if (!idle && d.flushedSeq + 1 < minNeeded) minNeeded = d.flushedSeq + 1;
-    }
-    // At a graceful close the current log is closed too: when everything is flushed (and
-    // recorded by the manifest just written) it holds nothing recovery needs.
-    const current = closing ? -1 : this.wal.logNumber;
-    const keep: WalFileInfo[] = [];
-    const obsolete: WalFileInfo[] = [];
-    for (const w of this.walFiles) (w.number !== current && w.maxSeq < minNeeded ? obsolete : keep).push(w);
-    if (obsolete.length === 0) return;
-    this.walFiles = keep;
-    for (const w of obsolete) {
-      await this.fs.remove(joinPath(this.dir, walName(w.number))).catch((err: unknown) => this.noteBackgroundError(err));
-    }
+    await this.scheduler.compactAll(t, major);
   }
 
   walBytes(): number {
     return this.wal.sizeBytes;
   }
 
-  fileCount(): number {
-    return this.files.size;
-  }
-
-  fileBytes(): number {
-    let n = 0;
-    for (const f of this.files.values()) n += f.sizeBytes;
-    return n;
-  }
-
-  // ---------------------------------------------------------------------------------
-  // Background bookkeeping
-
-  private track(p: Promise<unknown>): void {
-    const q = p.catch((err: unknown) => this.noteBackgroundError(err));
-    this.background.add(q);
-    void q.finally(() => this.background.delete(q));
-  }
-
-  private noteBackgroundError(err: unknown): void {
-    this.readers.noteJobError(err);
-    this.counters.backgroundErrors++;
-    this.counters.lastBackgroundError = err instanceof Error ? err.message : String(err);
-  }
-
-  /** Periodic: flush aged memstores, start due compactions. */
-  private maintenance(): void {
-    if (this.closed || this.fatal !== undefined) return;
-    const now = this.clock();
-    for (const r of this.allRegions()) {
-      if (!r.active.empty && (now - r.active.createdAtMs >= this.opts.memstoreMaxAgeMs || this.idleLongEnough(r.active, now))) this.maybeFlush(r, true);
-      else if (!r.flushing && !r.compacting) this.maybeCompact(r, this.idleCompactionDue(r, now));
-    }
-    for (const t of this.tables.values()) if (t.rangeDeletes.length > 0 && this.pruneRangeDeletes(t)) this.track(this.saveManifest());
-    this.track(this.rollIdleWal());
-  }
-
-  /**
-   * A region left alone (nothing in memory, no write for `memstoreIdleFlushMs`) with more
-   * than one file: merge them all once, so a store left alone after a load reaches its
-   * compact state (one file per region; a row transform folds each row's cells into one)
-   * instead of keeping the few files under compactionMinFiles that its last flushes left.
-   */
-  private idleCompactionDue(r: Region, now: number): boolean {
-    return r.files.length > 1 && r.active.empty && r.immutables.length === 0 && this.idleLongEnough(r.active, now);
-  }
-
-  /** A memstore that took no write for `memstoreIdleFlushMs` (0: never). */
-  private idleLongEnough(m: Memstore, now: number): boolean {
-    const idle = this.opts.memstoreIdleFlushMs;
-    return idle > 0 && now - m.lastWriteMs >= idle;
-  }
-
   /** Waits until no flush, compaction or manifest write is running (tests, close). */
-  async idle(): Promise<void> {
-    while (this.background.size > 0) await Promise.all([...this.background]);
+  idle(): Promise<void> {
+    return this.background.idle();
   }
 
   async close(): Promise<void> {
@@ -1284,25 +440,23 @@ export class Engine {
     // Every public call from now on rejects with STORE_CLOSED; background work drains.
     this.closed = true;
     this.closing = (async () => {
-      if (this.maintenanceTimer !== undefined) clearInterval(this.maintenanceTimer);
+      const { versions, background } = this;
+      this.scheduler.stop();
       if (this.opts.flushOnClose && this.fatal === undefined) {
-        await this.flushRegions(this.allRegions()).catch((err: unknown) => this.noteBackgroundError(err));
+        await this.scheduler.flushRegions(versions.allRegions()).catch((err: unknown) => background.noteError(err));
       }
       this.releaseStalled();
       await this.idle();
-      if (this.walRotating !== undefined) await this.walRotating;
-      let walClosed = true;
-      await this.wal.close().catch((err: unknown) => {
-        walClosed = false;
-        this.noteBackgroundError(err);
-      });
-      await this.manifestChain;
-      if (walClosed && this.fatal === undefined) {
-        this.cleanLog = this.wal.logNumber;
-        await this.saveManifest().catch((err: unknown) => this.noteBackgroundError(err));
-        await this.manifestChain;
+      await this.wal.rolled();
+      let cleanLog: number | undefined;
+      await this.wal.close().then((n) => (cleanLog = n), (err: unknown) => background.noteError(err));
+      await versions.settled();
+      if (cleanLog !== undefined && this.fatal === undefined) {
+        versions.cleanLog = cleanLog;
+        await versions.saveManifest().catch((err: unknown) => background.noteError(err));
+        await versions.settled();
         // Everything flushed: the closed log is dead weight on disk.
-        if (this.fatal === undefined) await this.deleteObsoleteWals(true);
+        if (this.fatal === undefined) await this.wal.deleteObsolete(true);
       }
       await this.runner.close();
       await this.readers.close();
@@ -1315,14 +469,15 @@ export class Engine {
     return this.closed;
   }
 
+  /** Writes stopped until a reopen (a WAL, manifest or flush failure), or undefined. */
+  get stopped(): StoreError | undefined {
+    return this.fatal;
+  }
+
   /** Why writes are refused: a failure that needs a reopen, or out of space (recovers by itself). */
   get failure(): StoreError | undefined {
     return this.fatal ?? this.noSpace;
   }
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 function stripUndefined<T extends object>(o: T): Partial<T> {

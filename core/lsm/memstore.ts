@@ -29,7 +29,6 @@
  * yield to the event loop re-create their iterators and re-seek (see read-path.ts).
  */
 import type { InternalIterator } from '../iter/internal-iterator.js';
-import type { FileMeta } from './file-meta.js';
 import { KeyKind, MAX_SEQ, MAX_TS, TRAILER_BYTES } from './internal-key.js';
 import { MemstoreIterator } from './memstore-iterator.js';
 import { LEAF_MAX, Leaf, SlabArena, compareKeysAfterPrefix, copyBytes, rowPrefixAt, uvarintSize } from './memstore-slab.js';
@@ -70,16 +69,10 @@ export class Memstore {
   lastWriteMs: number;
   /**
    * Regions holding this memstore: a split hands its parent's memstores to both children
-   * unchanged (each reads its own range), so sizes are charged to each holder in shares.
+   * unchanged (each reads its own range), so sizes are charged to each holder in shares
+   * (and the scheduler flushes it once: scheduler.ts SharedFlush).
    */
   shares = 1;
-  /**
-   * The file a flush of this memstore installed, while another region still holds it (the
-   * other child of a split): that region installs the same file instead of flushing again.
-   */
-  flushedAs: FileMeta | undefined = undefined;
-  /** A holder's flush of this shared memstore in flight: the other holders wait for its file. */
-  inFlight: Promise<FileMeta | undefined> | undefined = undefined;
 
   constructor(nowMs = Date.now(), options: MemstoreOptions = {}) {
     this.createdAtMs = nowMs;

@@ -55,7 +55,7 @@ function pinRegion(engine: Engine, r: Region, timeStart: number, first: Uint8Arr
   // (row-reader.ts: its puts are all out of range and its markers only cover older cells).
   const files = r.files.filter((f) => !(f.maxTs < timeStart) && compareKeyRow(f.largest, first) >= 0 &&
     (last.length === 0 || compareKeyRow(f.smallest, last) <= 0));
-  for (const f of files) engine.pin(f.number);
+  for (const f of files) engine.versions.pin(f.number);
   const readers: SstReader[] = [];
   // Open readers are taken synchronously; only files not open yet wait for their open.
   for (const f of files) {
@@ -72,7 +72,7 @@ async function pinRest(engine: Engine, r: Region, memstores: Memstore[], files: 
     for (let i = readers.length; i < files.length; i++) readers.push(engine.readers.tryAcquire(files[i]!.number) ?? (await engine.readers.acquire(files[i]!.number)));
   } catch (err) {
     for (let i = 0; i < readers.length; i++) engine.readers.release(files[i]!.number);
-    for (const f of files) engine.unpin(f.number);
+    for (const f of files) engine.versions.unpin(f.number);
     throw err;
   }
   return { region: r, memstores, files, readers, dels };
@@ -81,7 +81,7 @@ async function pinRest(engine: Engine, r: Region, memstores: Memstore[], files: 
 function unpinRegion(engine: Engine, p: Pinned): void {
   for (const f of p.files) {
     engine.readers.release(f.number);
-    engine.unpin(f.number);
+    engine.versions.unpin(f.number);
   }
 }
 

@@ -3,7 +3,8 @@
  * (HBase's region, Bigtable's tablet). Writes go to the active memstore; a flush turns it
  * immutable and writes it to a file; compactions merge the region's files; a split hands
  * the region's files and memstores to two children, shared: each reads only its own range
- * of them (a shared memstore is queued in both and flushed once, Memstore.flushedAs).
+ * of them (a shared memstore is queued in both and flushed once, scheduler.ts). What runs
+ * for a region (flushes, compactions, splits) is the scheduler's (scheduler.ts RegionJobs).
  *
  * Invariants: `files` is newest first; every entry with seq <= flushedSeq is in `files`;
  * `immutables` are oldest first and all hold lower sequence numbers than `active`.
@@ -127,20 +128,9 @@ export class Region {
   immutables: Memstore[] = [];
   files: FileMeta[];
   flushedSeq: number;
-  flushing = false;
-  compacting = false;
-  /**
-   * A split is under way (its split key is being read): no new flush starts, so the split
-   * finds no flush in flight (memstores rotated meanwhile go to the children). A compaction
-   * may run on; a split discards its output.
-   */
-  splitting = false;
-  /** The last split attempt found no key to split at; cleared when a compaction installs. */
-  splitKeyMissing = false;
   /** Set when the region was replaced by a split or its table dropped. */
   retired = false;
-  lastMajorCompactionMs: number;
-  flushFailures = 0;
+  readonly createdAtMs: number;
   readonly counters: RegionCounters = { cellsWritten: 0, rowsRead: 0, readRequests: 0, writeRequests: 0 };
 
   constructor(
@@ -154,7 +144,7 @@ export class Region {
     this.files = files;
     this.flushedSeq = flushedSeq;
     this.active = new Memstore(nowMs);
-    this.lastMajorCompactionMs = nowMs;
+    this.createdAtMs = nowMs;
   }
 
   contains(row: Uint8Array): boolean {

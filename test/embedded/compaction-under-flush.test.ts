@@ -1,7 +1,7 @@
 /**
  * A region whose flush loop does not drain (writes keep queueing memstores) still gets its
  * files compacted: a compaction starts beside the running loop instead of waiting for it
- * to end (core/lsm/engine.ts flushLoop). Found by test/reliability/durability-crash.test.ts
+ * to end (core/lsm/scheduler.ts flushLoop). Found by test/reliability/durability-crash.test.ts
  * on a fast CI run: with 16 KiB memstores under steady load, 869 flushes ran in five
  * server lives and not one compaction.
  */
@@ -27,15 +27,16 @@ describe('compactions while a flush loop runs', () => {
     const t = await store.createTable({ name: 't', families: [{ name: 'f' }] });
     const region = store.engine.tables.get('t')!.regions[0]!;
     const c = store.engine.counters;
+    const jobs = store.engine.scheduler.jobsOf(region);
     // 30 writes issued at once: each fills a memstore past the flush size, so 30 wait in
     // the region's queue and its flush loop runs until the last is written.
     const writes = Array.from({ length: 30 }, (_, k) => t.mutate(rows(k, 100), { durability: 'sync' }));
     expect(region.immutables.length).toBeGreaterThanOrEqual(29);
     let compactedDuringLoop = false;
     let sawLoop = false;
-    while (c.flushesDone < 30 || region.flushing) {
-      if (region.flushing) sawLoop = true;
-      if (region.flushing && region.immutables.length > 0 && (region.compacting || c.compactionsDone > 0)) compactedDuringLoop = true;
+    while (c.flushesDone < 30 || jobs.flushing) {
+      if (jobs.flushing) sawLoop = true;
+      if (jobs.flushing && region.immutables.length > 0 && (jobs.compacting || c.compactionsDone > 0)) compactedDuringLoop = true;
       await new Promise((r) => setImmediate(r));
     }
     await Promise.all(writes);

@@ -1,6 +1,6 @@
 /**
  * A region written without pause still splits: its flush loop stops for the split, and the
- * memstores still queued go to the children, shared (core/lsm/engine.ts maybeSplit,
+ * memstores still queued go to the children, shared (core/lsm/scheduler.ts maybeSplit,
  * splitAt): nothing is copied, each shared memstore is flushed once and its file installed
  * in both children, and its size is charged once.
  * Found by test/reliability/durability-crash.test.ts on a CI run: under steady load the
@@ -54,6 +54,7 @@ describe('splits while a flush loop runs', () => {
     const t = await store.createTable({ name: 't', families: [{ name: 'f' }] });
     const table = store.engine.tables.get('t')!;
     const c = store.engine.counters;
+    const jobs = (r: Region) => store.engine.scheduler.jobsOf(r);
     // 40 writes issued at once: each fills a memstore past the flush size, so they wait in
     // the region's queue and its flush loop would run until the last is written.
     const writes = Array.from({ length: BATCHES }, (_, k) => t.mutate(rows(k, 'a'), { durability: 'sync' }));
@@ -61,10 +62,10 @@ describe('splits while a flush loop runs', () => {
     let queuedAtSplit = -1;
     let sharedAtSplit = false;
     let chargedOnce = false;
-    while (c.flushesDone < 10 || table.regions.some((r) => r.flushing || r.splitting || r.immutables.length > 0)) {
+    while (c.flushesDone < 10 || table.regions.some((r) => jobs(r).flushing || jobs(r).splitting || r.immutables.length > 0)) {
       if (c.splitsDone > 0 && queuedAtSplit < 0) {
         queuedAtSplit = 0;
-        for (const r of table.regions) queuedAtSplit += r.immutables.length + (r.flushing ? 1 : 0);
+        for (const r of table.regions) queuedAtSplit += r.immutables.length + (jobs(r).flushing ? 1 : 0);
         const [a, b] = table.regions as [Region, Region];
         sharedAtSplit = a.immutables.some((m) => b.immutables.includes(m));
         const distinct = new Set(table.regions.flatMap((r) => [r.active, ...r.immutables]));

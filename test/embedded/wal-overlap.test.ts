@@ -1,6 +1,6 @@
 /**
  * A write issues its log write and fsync before it fills the memstores, so the disk works
- * while the main thread inserts (core/lsm/engine.ts write(), WalWriter.startRound()).
+ * while the main thread inserts (core/lsm/engine.ts write(), WalManager.append).
  *
  * The file system below records, at each call, what the engine holds in memstores: the
  * fsync covering a batch must be issued while the batch is not yet in a memstore, and

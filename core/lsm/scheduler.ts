@@ -1,0 +1,571 @@
+/**
+ * The maintenance scheduler (Pebble's compaction picker and leveldb's background work):
+ * decides when a region's memstore flushes, when its files compact, when it splits, when
+ * expired or deleted files are dropped whole and when the WAL of a quiet store rolls, and
+ * runs those jobs: on the job runner (a worker thread with the real file system), each
+ * installed in the version set in one synchronous step, then recorded by a manifest write.
+ *
+ * Owns: what runs for each region (RegionJobs), the hand-off of memstores shared by the
+ * children of a split (SharedFlush), the periodic maintenance pass.
+ *
+ * Triggers: the write path (a memstore full, all memstores over budget, a stalled
+ * writer), a WAL with too many segments, the periodic pass (aged and idle memstores,
+ * compactions due, an idle store's WAL), and each job's end (a flush loop or compaction
+ * considers a split, then a compaction).
+ */
+import { StoreError } from '../api/errors.js';
+import type { Background } from './background.js';
+import { sleep } from './background.js';
+import { DEFAULT_RATIO, pickMinor, tombstoneHeavy } from './compaction-picker.js';
+import type { FileMeta } from './file-meta.js';
+import type { JobRunner } from './job-runner.js';
+import { compactionJob, expiredBefore, flushJob } from './job-plans.js';
+import type { PlanContext } from './job-plans.js';
+import { Memstore } from './memstore.js';
+import type { ResolvedEngineOptions } from './options.js';
+import { applicable, fileCovered } from './range-deletes.js';
+import type { Region, TableState } from './region.js';
+import type { ReaderPool } from './reader-pool.js';
+import type { SeqTracker } from './seq-tracker.js';
+import { pickSplitKey, successors } from './split.js';
+import type { VersionSet } from './version-set.js';
+import type { WalManager } from './wal-manager.js';
+
+/** A quiet store rolls its WAL (so the dead one is deleted) once it is at least this big. */
+const IDLE_WAL_ROLL_BYTES = 1024 * 1024;
+
+/** What runs for one region. */
+export interface RegionJobs {
+  flushing: boolean;
+  compacting: boolean;
+  /**
+   * A split is under way (its split key is being read): no new flush starts, so the split
+   * finds no flush in flight (memstores rotated meanwhile go to the children). A compaction
+   * may run on; a split discards its output.
+   */
+  splitting: boolean;
+  /** The last split attempt found no key to split at; cleared when a compaction installs. */
+  splitKeyMissing: boolean;
+  flushFailures: number;
+  lastMajorCompactionMs: number;
+}
+
+/**
+ * A memstore held by both children of a split: the first to flush it installs the file in
+ * the other too. `inFlight`: a holder's flush of it, which the others wait for; `flushedAs`:
+ * its file, while another holder has still to install it.
+ */
+interface SharedFlush {
+  inFlight: Promise<FileMeta | undefined> | undefined;
+  flushedAs: FileMeta | undefined;
+}
+
+/** What the scheduler asks of the engine. */
+export interface SchedulerHost {
+  readonly isClosed: boolean;
+  /** Writes stopped for good (until a reopen): no job starts. */
+  readonly stopped: StoreError | undefined;
+  readonly seqs: SeqTracker;
+  readonly lastSeq: number;
+  /** A flush failed with anything but "no space": stop writes. */
+  fail(err: unknown): void;
+  /** Memstore bytes went down: wake stalled writers. */
+  releaseStalled(): void;
+}
+
+export interface SchedulerDeps {
+  readonly opts: ResolvedEngineOptions;
+  readonly dir: string;
+  readonly clock: () => number;
+  readonly versions: VersionSet;
+  readonly wal: WalManager;
+  readonly readers: ReaderPool;
+  readonly background: Background;
+  readonly host: SchedulerHost;
+}
+
+export class Scheduler {
+  private readonly d: SchedulerDeps;
+  private readonly regionJobs = new WeakMap<Region, RegionJobs>();
+  private readonly shared = new WeakMap<Memstore, SharedFlush>();
+  private runner!: JobRunner;
+  private timer: ReturnType<typeof setInterval> | undefined;
+
+  constructor(deps: SchedulerDeps) {
+    this.d = deps;
+  }
+
+  /** What runs for region r. */
+  jobsOf(r: Region): RegionJobs {
+    let j = this.regionJobs.get(r);
+    if (j === undefined) {
+      j = { flushing: false, compacting: false, splitting: false, splitKeyMissing: false, flushFailures: 0, lastMajorCompactionMs: r.createdAtMs };
+      this.regionJobs.set(r, j);
+    }
+    return j;
+  }
+
+  /** After recovery: jobs run on `runner`; the periodic pass starts; memstores replayed full flush. */
+  start(runner: JobRunner): void {
+    this.runner = runner;
+    if (this.d.opts.maintenanceIntervalMs > 0) {
+      this.timer = setInterval(() => this.maintenance(), this.d.opts.maintenanceIntervalMs);
+      this.timer.unref();
+    }
+    for (const r of this.d.versions.allRegions()) this.maybeFlush(r);
+  }
+
+  stop(): void {
+    if (this.timer !== undefined) clearInterval(this.timer);
+  }
+
+  private get halted(): boolean {
+    return this.d.host.isClosed || this.d.host.stopped !== undefined;
+  }
+
+  private plan(): PlanContext {
+    return { opts: this.d.opts, dir: this.d.dir, keepSeq: this.d.host.seqs.oldestSnapshot(), nowMs: this.d.clock() };
+  }
+
+  // ---------------------------------------------------------------------------------
+  // The periodic pass
+
+  /** Periodic: flush aged and idle memstores, start due compactions, roll an idle WAL. */
+  private maintenance(): void {
+    if (this.halted) return;
+    const now = this.d.clock();
+    for (const r of this.d.versions.allRegions()) {
+      const j = this.jobsOf(r);
+      if (!r.active.empty && (now - r.active.createdAtMs >= this.d.opts.memstoreMaxAgeMs || this.idleLongEnough(r.active, now))) this.maybeFlush(r, true);
+      else if (!j.flushing && !j.compacting) this.maybeCompact(r, this.idleCompactionDue(r, now));
+    }
+    for (const t of this.d.versions.tables.values()) if (t.rangeDeletes.length > 0 && this.pruneRangeDeletes(t)) this.d.background.track(this.d.versions.saveManifest());
+    this.d.background.track(this.rollIdleWal());
+  }
+
+  /**
+   * A region left alone (nothing in memory, no write for `memstoreIdleFlushMs`) with more
+   * than one file: merge them all once, so a store left alone after a load reaches its
+   * compact state (one file per region; a row transform folds each row's cells into one)
+   * instead of keeping the few files under compactionMinFiles that its last flushes left.
+   */
+  private idleCompactionDue(r: Region, now: number): boolean {
+    return r.files.length > 1 && r.active.empty && r.immutables.length === 0 && this.idleLongEnough(r.active, now);
+  }
+
+  /** A memstore that took no write for `memstoreIdleFlushMs` (0: never). */
+  private idleLongEnough(m: Memstore, now: number): boolean {
+    const idle = this.d.opts.memstoreIdleFlushMs;
+    return idle > 0 && now - m.lastWriteMs >= idle;
+  }
+
+  /**
+   * When every memstore is empty, the current WAL holds nothing recovery needs: start a
+   * new one so the old one is deleted (otherwise a quiet store keeps up to walFileBytes
+   * of dead log on disk). Memstores holding only a little (under IDLE_WAL_ROLL_BYTES, e.g.
+   * a rarely written table) are flushed first, so they do not pin a big log. A log under
+   * IDLE_WAL_ROLL_BYTES is rolled only by the periodic pass (`quiet`), once the idle
+   * flushes emptied every memstore, and only when it holds an entry: so a store left
+   * alone keeps no dead log, and an idle store does not churn files.
+   */
+  private async rollIdleWal(quiet = false): Promise<void> {
+    const { wal } = this.d;
+    // Older logs still on disk are pinned by some memstore: worth freeing even when the
+    // current log is small.
+    const small = wal.segmentCount <= 1 && wal.sizeBytes < IDLE_WAL_ROLL_BYTES;
+    if (this.halted || (small && !(quiet && wal.currentHoldsEntries))) return;
+    const busy = this.d.versions.allRegions().filter((r) => !r.active.empty || r.immutables.length > 0 || this.jobsOf(r).flushing);
+    if (small && busy.length > 0) return;
+    let pending = 0;
+    for (const r of busy) pending += r.active.sizeBytes + r.immutables.reduce((n, m) => n + m.sizeBytes, 0);
+    if (pending >= IDLE_WAL_ROLL_BYTES) return;
+    if (busy.length > 0) await this.flushRegions(busy);
+    const idle = this.d.versions.allRegions().every((r) => r.active.empty && r.immutables.length === 0 && !this.jobsOf(r).flushing);
+    if (!idle || this.d.host.isClosed) return;
+    if (!small && wal.sizeBytes < IDLE_WAL_ROLL_BYTES) {
+      await wal.deleteObsolete();
+      return;
+    }
+    await wal.roll();
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Flushes
+
+  flushLargest(): void {
+    let best: Region | undefined;
+    for (const r of this.d.versions.allRegions()) {
+      if (!r.active.empty && (best === undefined || r.active.sizeBytes > best.active.sizeBytes)) best = r;
+    }
+    if (best !== undefined) this.maybeFlush(best, true);
+  }
+
+  /** Flushes the region holding the oldest unflushed entry, so old WAL files can go. */
+  flushOldest(): void {
+    let best: Region | undefined;
+    for (const r of this.d.versions.allRegions()) {
+      if (r.active.empty) continue;
+      if (best === undefined || r.active.minSeq < best.active.minSeq) best = r;
+    }
+    if (best !== undefined) this.maybeFlush(best, true);
+  }
+
+  /** Switches the region's memstore and starts its flush loop when due (or `force`d). */
+  maybeFlush(r: Region, force = false): void {
+    if (this.d.host.stopped !== undefined || r.retired) return;
+    if (!r.active.empty && (force || r.active.sizeBytes >= this.d.opts.memstoreFlushBytes)) {
+      r.immutables.push(r.active);
+      r.active = new Memstore(this.d.clock());
+    }
+    const j = this.jobsOf(r);
+    if (r.immutables.length > 0 && !j.flushing && !j.splitting) this.d.background.track(this.flushLoop(r));
+  }
+
+  private async flushLoop(r: Region): Promise<void> {
+    const { versions, background, host } = this.d;
+    const counters = background.counters;
+    const j = this.jobsOf(r);
+    j.flushing = true;
+    counters.flushesInProgress++;
+    try {
+      while (r.immutables.length > 0 && host.stopped === undefined && !r.retired) {
+        const mem = r.immutables[0]!;
+        const sf = this.shared.get(mem);
+        if (sf !== undefined && sf.flushedAs === undefined && sf.inFlight !== undefined) {
+          // Shared with the other child of a split, which is flushing it: wait for its file
+          // rather than write the same one (after a failure, this loop flushes it itself).
+          await sf.inFlight.catch(() => undefined);
+          continue;
+        }
+        let meta: FileMeta | undefined;
+        let number = -1;
+        const flushed = sf?.flushedAs;
+        // The other holder's file, unless it was compacted away meanwhile (then flush again).
+        const installShared = flushed !== undefined && versions.isInstalled(flushed);
+        if (installShared) {
+          meta = flushed;
+          counters.sharedFlushInstalls++;
+        } else {
+          number = versions.newOutput();
+          try {
+            meta = await this.runFlushJob(mem, number, r.table);
+            j.flushFailures = 0;
+          } catch (err) {
+            versions.outputDone(number);
+            background.noteError(err);
+            j.flushFailures++;
+            // Out of space may pass (files get deleted, the disk grows): retry with backoff
+            // while the WAL keeps the data. Any other I/O error stops writes (RocksDB's
+            // background error): the WAL still holds every acknowledged entry.
+            if (!(err instanceof StoreError && err.code === 'STORE_NO_SPACE')) {
+              host.fail(err);
+              return;
+            }
+            await sleep(Math.min(5000, 50 * 2 ** j.flushFailures));
+            if (host.isClosed) return;
+            continue;
+          }
+        }
+        // Install: one synchronous step.
+        versions.installFlush(r, meta, mem.maxSeq);
+        r.immutables.shift();
+        if (--mem.shares === 0) this.shared.delete(mem);
+        if (!installShared) counters.flushesDone++;
+        host.releaseStalled();
+        try {
+          await versions.saveManifest();
+        } catch {
+          // The flush is installed but not recorded (saveManifest's handler noted the error
+          // and paused or stopped writes). Stop here: flushRegions (the no-space recovery,
+          // flushAll) sees a region with memstores queued and no loop, and fails; the
+          // recovery retries later and restarts this loop.
+          return;
+        } finally {
+          versions.outputDone(number);
+        }
+        await this.d.wal.deleteObsolete();
+        // A region past its split size stops flushing here so the split can start: under
+        // steady writes this loop may not drain for a long time, and a split waits for no
+        // flush in flight (its memstores, still queued, go to the children).
+        if (this.splitDue(r) && !j.splitKeyMissing) break;
+        // Under steady writes the loop may not drain for a long time: the files it installs
+        // are compacted meanwhile (as RocksDB schedules a compaction after each flush), or
+        // a region's file count grows without bound (a compaction runs beside a flush; its
+        // install keeps the newer flushed files ahead of its output).
+        if (r.immutables.length > 0 && !host.isClosed) this.maybeCompact(r);
+      }
+    } finally {
+      j.flushing = false;
+      counters.flushesInProgress--;
+      host.releaseStalled();
+    }
+    if (!r.retired && !host.isClosed && !this.maybeSplit(r)) {
+      this.maybeCompact(r);
+      // Memstores still queued (the loop stopped for a split that did not start): go on.
+      this.maybeFlush(r);
+    }
+  }
+
+  /**
+   * Runs the flush job of `mem`. While other regions hold it too (the children of a split),
+   * they wait for it (`inFlight`) and then install its file (`flushedAs`), set before they
+   * resume, rather than flush the same entries again.
+   */
+  private async runFlushJob(mem: Memstore, number: number, t: TableState): Promise<FileMeta | undefined> {
+    const job = this.runner.run(flushJob(this.plan(), mem, number, t));
+    let sf: SharedFlush | undefined;
+    if (mem.shares > 1) {
+      sf = this.shared.get(mem) ?? { inFlight: undefined, flushedAs: undefined };
+      this.shared.set(mem, sf);
+      sf.inFlight = job;
+    }
+    try {
+      const meta = await job;
+      if (meta !== undefined) this.d.versions.addFile(meta);
+      if (sf !== undefined) sf.flushedAs = meta;
+      return meta;
+    } finally {
+      if (sf !== undefined) sf.inFlight = undefined;
+    }
+  }
+
+  /** Flushes the regions (and their successors after a split) and waits for the files to be installed. */
+  async flushRegions(regions: Region[]): Promise<void> {
+    for (const r of regions) this.maybeFlush(r, true);
+    const failures = new Map<Region, number>();
+    const failed = (r: Region): boolean => {
+      const before = failures.get(r);
+      const now = this.jobsOf(r).flushFailures;
+      if (before === undefined) failures.set(r, now);
+      return before !== undefined && now > before;
+    };
+    for (;;) {
+      // A region split meanwhile handed its queued memstores to its children: wait for them.
+      regions = successors(regions);
+      const busy = regions.filter((r) => this.jobsOf(r).flushing || this.jobsOf(r).splitting || r.immutables.length > 0);
+      if (busy.length === 0) break;
+      if (this.d.host.stopped !== undefined) throw this.d.host.stopped;
+      // A flush failed (its loop retries it later), or a loop stopped with memstores still
+      // queued (the manifest recording its last flush could not be written). Either way,
+      // waiting here would not end.
+      if (regions.some(failed) || busy.some((r) => !this.jobsOf(r).flushing && !this.jobsOf(r).splitting)) {
+        throw new StoreError('STORE_NO_SPACE', `store ${this.d.dir}: flush failed: ${this.d.background.counters.lastBackgroundError ?? 'unknown error'}`, { retryable: true });
+      }
+      await sleep(2);
+    }
+  }
+
+  /** Flushes every region of a table (or all) and waits for the files to be installed. */
+  async flushAll(t?: TableState): Promise<void> {
+    await this.flushRegions(t === undefined ? this.d.versions.allRegions() : t.regions.slice());
+    await this.rollIdleWal();
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Compactions
+
+  maybeCompact(r: Region, major = false): boolean {
+    const j = this.jobsOf(r);
+    if (j.compacting || r.retired || this.halted) return false;
+    this.dropExpiredFiles(r);
+    if (this.dropDeletedFiles(r)) this.d.background.track(this.d.versions.saveManifest());
+    const { opts } = this.d;
+    const files = r.files;
+    let from = 0;
+    let to = files.length;
+    const now = this.d.clock();
+    const ttl = [...r.table.families.values()].some((f) => f.ttlMs !== undefined);
+    if (!major) {
+      const dueByTime = opts.majorCompactionIntervalMs > 0 && now - j.lastMajorCompactionMs >= opts.majorCompactionIntervalMs &&
+        (files.length > 1 || (files.length === 1 && (files[0]!.deletions > 0 || ttl)));
+      if (dueByTime || (files.length > 1 && tombstoneHeavy(files, opts.tombstoneCompactionRatio))) {
+        major = true;
+      } else {
+        const pick = pickMinor(files, { minFiles: opts.compactionMinFiles, maxFiles: opts.compactionMaxFiles, ratio: DEFAULT_RATIO });
+        if (pick === undefined) return false;
+        from = pick.from;
+        to = pick.to;
+      }
+    }
+    if (files.length === 0) return false;
+    const inputs = files.slice(from, to);
+    if (inputs.length === 0) return false;
+    // NB: a compaction of every file of the region may drop markers: nothing older exists.
+    this.d.background.track(this.compact(r, inputs, major || inputs.length === files.length));
+    return true;
+  }
+
+  private async compact(r: Region, inputs: FileMeta[], major: boolean): Promise<void> {
+    const { versions, background, host } = this.d;
+    const counters = background.counters;
+    const j = this.jobsOf(r);
+    const files0 = r.files.length;
+    j.compacting = true;
+    counters.compactionsInProgress++;
+    const number = versions.newOutput();
+    for (const f of inputs) versions.pin(f.number);
+    try {
+      const job = compactionJob(this.plan(), r, inputs, number, major);
+      // Every entry at or below this is in the region's files now (all of them, when its
+      // memstores are empty: entries written later are newer than every tombstone applied).
+      const flushedAtStart = r.active.empty && r.immutables.length === 0 && !j.flushing ? host.lastSeq : r.flushedSeq;
+      let meta: FileMeta | undefined;
+      try {
+        meta = await this.runner.run(job);
+      } catch (err) {
+        background.noteError(err);
+        return;
+      }
+      if (r.retired) {
+        // The region split or its table was dropped meanwhile: discard the output.
+        if (meta !== undefined) versions.discardOutput(meta);
+        return;
+      }
+      versions.installCompaction(r, inputs, meta);
+      j.splitKeyMissing = false;
+      if (major) {
+        j.lastMajorCompactionMs = this.d.clock();
+        counters.majorCompactionsDone++;
+        // Every file was rewritten without the entries of these tombstones, and every
+        // older entry was in a file: the region holds none of them any more.
+        const dels = job.rangeDeletes ?? [];
+        if (inputs.length === files0 && dels.length > 0) {
+          for (const d of r.table.rangeDeletes) if (d.seq <= flushedAtStart && dels.some((x) => x.seq === d.seq)) d.cleared.push(r.id);
+        }
+        this.pruneRangeDeletes(r.table);
+      }
+      counters.compactionsDone++;
+      await versions.saveManifest();
+    } finally {
+      versions.outputDone(number);
+      for (const f of inputs) versions.unpin(f.number);
+      j.compacting = false;
+      counters.compactionsInProgress--;
+    }
+    if (!r.retired && !host.isClosed) {
+      if (!this.maybeSplit(r)) this.maybeCompact(r);
+    }
+  }
+
+  /** Compacts every region of a table (or all), waiting for the result. */
+  async compactAll(t: TableState | undefined, major: boolean): Promise<void> {
+    await this.flushAll(t);
+    const regions = () => (t === undefined ? this.d.versions.allRegions() : t.regions.slice());
+    for (const r of regions()) {
+      while (this.jobsOf(r).compacting) await sleep(2);
+      if (major ? r.files.length > 0 : r.files.length > 1) {
+        if (major) this.maybeCompact(r, true);
+        else this.d.background.track(this.compact(r, r.files.slice(), false));
+      }
+    }
+    for (;;) {
+      if (!regions().some((r) => this.jobsOf(r).compacting)) break;
+      await sleep(2);
+    }
+  }
+
+  /** Drops the region's files whose rows have all expired (whole files, nothing rewritten). */
+  private dropExpiredFiles(r: Region): void {
+    const j = this.jobsOf(r);
+    if (j.compacting || j.splitting || r.retired) return;
+    const cutoff = expiredBefore(r.table, this.d.clock());
+    if (cutoff === undefined) return;
+    const expired = r.files.filter((f) => f.maxRowTime !== undefined && f.maxRowTime < cutoff);
+    if (expired.length === 0) return;
+    this.d.versions.removeFiles(r, expired);
+    this.d.background.counters.expiredFilesDropped += expired.length;
+    this.d.background.track(this.d.versions.saveManifest());
+  }
+
+  /**
+   * Drops the region's files that a tombstone older than every held snapshot covers whole;
+   * true when it dropped one (the caller saves the manifest).
+   */
+  dropDeletedFiles(r: Region): boolean {
+    const dels = r.table.rangeDeletes;
+    const j = this.jobsOf(r);
+    if (dels.length === 0 || j.compacting || j.splitting || r.retired) return false;
+    const visible = applicable(dels, this.d.host.seqs.oldestSnapshot(), r.start, r.end);
+    if (visible.length === 0) return false;
+    const gone = r.files.filter((f) => visible.some((d) => fileCovered(f, d)));
+    if (gone.length === 0) return false;
+    this.d.versions.removeFiles(r, gone);
+    this.d.background.counters.deletedFilesDropped += gone.length;
+    return true;
+  }
+
+  /** Removes the table's tombstones no region can hold an entry of; true when one went. */
+  pruneRangeDeletes(t: TableState): boolean {
+    return this.d.versions.pruneRangeDeletes(t, (r) => this.jobsOf(r).flushing);
+  }
+
+  // ---------------------------------------------------------------------------------
+  // Splits
+
+  /** Whether the region is past its split size (and may split). */
+  private splitDue(r: Region): boolean {
+    return this.d.opts.autoSplit && !r.retired && !this.halted && r.files.length > 0 &&
+      this.d.versions.regionSizeBytes(r) >= this.d.opts.regionSplitBytes;
+  }
+
+  /**
+   * Splits the region in two when it is past the split size and no flush is in flight.
+   * Until the split key is read (the largest file opened), no new flush starts; a
+   * compaction in flight runs on, and the split discards its output (HBase aborts it).
+   * Under steady writes a flush loop stops for a split (see flushLoop): before, a split
+   * waited for an idle region, and a region written without pause never split.
+   */
+  private maybeSplit(r: Region): boolean {
+    const j = this.jobsOf(r);
+    if (j.flushing || j.splitting || !this.splitDue(r)) return false;
+    const { versions, background, readers } = this.d;
+    let largest = r.files[0]!;
+    for (const f of r.files) if (f.sizeBytes > largest.sizeBytes) largest = f;
+    const n = largest.number;
+    j.splitting = true;
+    versions.pin(n);
+    background.track(
+      readers.acquire(n).then(() => {
+        try {
+          if (r.retired || this.halted) return;
+          const key = pickSplitKey(readers, r);
+          if (key !== undefined) this.splitAt(r, key);
+          else j.splitKeyMissing = true;
+        } finally {
+          readers.release(n);
+        }
+      }).finally(() => {
+        versions.unpin(n);
+        j.splitting = false;
+        if (r.retired) return;
+        // No split: the memstores queued meanwhile flush, and compactions go on.
+        this.maybeFlush(r);
+        if (!this.d.host.isClosed) this.maybeCompact(r);
+      }),
+    );
+    return true;
+  }
+
+  /** Replaces r by [start, key) and [key, end). Synchronous, then the manifest is saved. */
+  private splitAt(r: Region, key: Uint8Array): void {
+    const [left, right] = this.d.versions.splitRegion(r, key, this.d.clock());
+    // The children share the parent's memstores, queued (oldest first, then the active one,
+    // which takes no more writes): each reads its own range of them, and the first to flush
+    // one installs the file in the other too (flushLoop). Nothing is copied here, on the
+    // writers' thread (dividing them cost ~100 ms per full 32 MiB memstore).
+    const queued = r.active.empty ? r.immutables.slice() : [...r.immutables, r.active];
+    for (const m of queued) m.shares++; // the parent's share passes to two children
+    left.immutables = queued.slice();
+    right.immutables = queued;
+    this.d.background.counters.splitsDone++;
+    this.maybeFlush(left);
+    this.maybeFlush(right);
+    this.d.background.track(
+      this.d.versions.saveManifest().then(() => {
+        // Rewrite the shared files into each child's own.
+        this.maybeCompact(left, true);
+        this.maybeCompact(right, true);
+      }),
+    );
+  }
+}
