@@ -117,7 +117,7 @@ class EmbeddedStore implements Store, EmbeddedStoreExtras {
     if (t === undefined) throw new StoreError('STORE_TABLE_NOT_FOUND', `table ${table} does not exist`);
     if (!t.families.has(family)) throw new StoreError('STORE_FAMILY_NOT_FOUND', `table ${table} has no family ${JSON.stringify(family)}`);
     t.setFamilyTransform(family, transform);
-    await this.engine.saveManifest();
+    await this.engine.versions.saveManifest();
     return this.handle(t);
   }
 
