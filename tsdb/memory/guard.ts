@@ -4,7 +4,11 @@
  *
  * The limit is the heap share of horae.memory.budget_bytes, or V8's own heap limit when
  * that is lower (a process started without the relaunch of bin/horae.js). The heap is
- * sampled every SAMPLE_MS and on demand (check()). Past HIGH of the limit the guard is
+ * sampled on demand: by check() (each HTTP write and query), and by over() (telnet) when
+ * the last sample is older than SAMPLE_MS. Only the work the guard admits makes the heap
+ * grow, so an idle server is not woken to sample it: the timer samples every SAMPLE_MS
+ * only while the guard is over (to see it go under and let telnet read again), and every
+ * IDLE_SAMPLE_MS otherwise (the figures of /api/stats). Past HIGH of the limit the guard is
  * `over`: it drops the caches it was given (onPressure) and runs a full collection, at
  * most once per PRESSURE_EVERY_MS (the heap in use counts garbage too, and an idle server
  * allocates nothing that would make V8 collect it), and while over, HTTP writes
@@ -18,6 +22,7 @@ import { TsdbError } from '../errors.js';
 import { heapLimitBytes } from './budget.js';
 
 const SAMPLE_MS = 100;
+const IDLE_SAMPLE_MS = 10_000;
 const HIGH = 0.9;
 const LOW = 0.75;
 const PRESSURE_EVERY_MS = 5_000;
@@ -57,6 +62,8 @@ export class MemoryGuard {
   private timer: ReturnType<typeof setInterval> | undefined;
   private isOver = false;
   private used = 0;
+  private sampledAt = -Infinity;
+  private timed: boolean;
   private lastPressureMs = -Infinity;
   private episodes = 0;
   private refused = 0;
@@ -66,11 +73,17 @@ export class MemoryGuard {
     this.heapUsed = o.heapUsed ?? (() => getHeapStatistics().used_heap_size);
     this.collect = o.collect ?? fullGc;
     this.limitBytes = Math.min(heapLimitBytes(o.budgetBytes), o.v8Limit ?? getHeapStatistics().heap_size_limit);
-    if (o.timer !== false) {
-      this.timer = setInterval(() => this.check(), SAMPLE_MS);
-      this.timer.unref();
-    }
+    this.timed = o.timer !== false;
     this.check();
+    this.schedule();
+  }
+
+  /** The timer's period follows the state: SAMPLE_MS while over, IDLE_SAMPLE_MS under. */
+  private schedule(): void {
+    if (!this.timed) return;
+    if (this.timer !== undefined) clearInterval(this.timer);
+    this.timer = setInterval(() => this.check(), this.isOver ? SAMPLE_MS : IDLE_SAMPLE_MS);
+    this.timer.unref();
   }
 
   /** Called (at most once per PRESSURE_EVERY_MS) when the guard goes or stays over: drop what can be rebuilt. */
@@ -92,17 +105,21 @@ export class MemoryGuard {
 
   private sample(): void {
     this.used = this.heapUsed();
+    this.sampledAt = performance.now();
     if (!this.isOver && this.used > HIGH * this.limitBytes) {
       this.isOver = true;
       this.episodes++;
+      this.schedule();
     } else if (this.isOver && this.used < LOW * this.limitBytes) {
       this.isOver = false;
+      this.schedule();
       for (const w of this.waiters.splice(0)) w();
     }
   }
 
-  /** True while the heap is past the budget's share (as of the last sample). */
+  /** True while the heap is past the budget's share (sampled again when the last sample is older than SAMPLE_MS). */
   over(): boolean {
+    if (performance.now() - this.sampledAt >= SAMPLE_MS) this.check();
     return this.isOver;
   }
 
@@ -125,6 +142,7 @@ export class MemoryGuard {
   }
 
   stats(): MemoryGuardStats {
+    this.sample();
     return {
       heapUsedBytes: this.used, heapLimitBytes: this.limitBytes, budgetBytes: this.budgetBytes,
       pressureEpisodes: this.episodes, refusals: this.refused, over: this.isOver,
@@ -134,6 +152,7 @@ export class MemoryGuard {
   close(): void {
     if (this.timer !== undefined) clearInterval(this.timer);
     this.timer = undefined;
+    this.timed = false;
     for (const w of this.waiters.splice(0)) w();
   }
 }

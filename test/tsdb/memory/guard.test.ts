@@ -1,7 +1,8 @@
 /**
  * The memory guard (tsdb/memory/guard.ts) on a fake heap: over past 90% of the budget's
  * heap share (or V8's limit when lower), under again below 75%; caches dropped when it
- * goes over; refusals counted with a message naming the key.
+ * goes over; refusals counted with a message naming the key. An idle server is not woken
+ * to sample: the timer samples every 100 ms only while over.
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryGuard } from '../../../tsdb/memory/guard.js';
@@ -58,6 +59,28 @@ describe('memory guard', () => {
   it('takes V8\'s own limit when it is lower than the budget\'s share', () => {
     const g = new MemoryGuard({ budgetBytes: 1024 * MiB, heapUsed: () => 0, v8Limit: 100 * MiB, timer: false });
     expect(g.limitBytes).toBe(100 * MiB);
+    g.close();
+  });
+
+  it('samples on demand while under (no 100 ms wake-ups), every 100 ms while over', async () => {
+    let used = 10 * MiB;
+    let samples = 0;
+    const g = new MemoryGuard({ budgetBytes: 128 * MiB, heapUsed: () => (samples++, used), v8Limit: 4096 * MiB, collect: () => undefined });
+    const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+    const atStart = samples;
+    await sleep(450);
+    expect(samples - atStart).toBe(0); // idle and under: nothing sampled
+    used = 100 * MiB;
+    expect(g.over()).toBe(true); // the last sample is older than 100 ms: over() samples
+    const w = g.whenUnder();
+    used = 10 * MiB;
+    const before = samples;
+    await w; // no check(): the timer sees it go under
+    expect(samples - before).toBeGreaterThanOrEqual(1);
+    const under = samples;
+    await sleep(450);
+    expect(samples - under).toBe(0);
+    expect(g.over()).toBe(false);
     g.close();
   });
 });
