@@ -140,7 +140,7 @@ export class Scheduler {
       else if (!j.flushing && !j.compacting) this.maybeCompact(r, this.idleCompactionDue(r, now));
     }
     for (const t of this.d.versions.tables.values()) if (t.rangeDeletes.length > 0 && this.pruneRangeDeletes(t)) this.d.background.track(this.d.versions.saveManifest());
-    this.d.background.track(this.rollIdleWal());
+    this.d.background.track(this.rollIdleWal(true));
   }
 
   /**

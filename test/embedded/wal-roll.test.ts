@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { openEmbeddedStore } from '../../core/embedded/embedded-store.js';
 import { MemFileSystem } from '../../core/fs/mem-fs.js';
 import { fromUtf8, utf8 } from '../../core/api/bytes.js';
+import { WAL_META_RECORD_SIZE } from '../../core/wal/wal-format.js';
 
 async function walBytes(fs: MemFileSystem): Promise<number> {
   let n = 0;
@@ -73,6 +74,37 @@ describe('WAL roll on a quiet flush', () => {
     let rows = 0;
     for await (const batch of (await reopened.openTable('t')).scan({})) rows += batch.length;
     expect(rows).toBe(2000);
+    await reopened.close();
+  });
+
+  it('a store left alone deletes the small log its idle flush emptied, once, and loses nothing', async () => {
+    const fs = new MemFileSystem();
+    let now = 1_000_000;
+    const store = await openEmbeddedStore({ dir: '/db', fs, clock: () => now, memstoreIdleFlushMs: 30_000, maintenanceIntervalMs: 20 });
+    const t = await store.createTable({ name: 't', families: [{ name: 'f' }] });
+    for (let i = 0; i < 50; i++) {
+      await t.mutate([{ key: utf8(`row${i}`), mutations: [{ type: 'put', family: 'f', qualifier: utf8('q'), value: utf8(`v${i}`) }] }]);
+    }
+    const logs = async (): Promise<string[]> => (await fs.list('/db')).filter((n) => n.endsWith('.log')).sort();
+    const [loaded] = await logs();
+    expect(await walBytes(fs)).toBeGreaterThan(WAL_META_RECORD_SIZE); // well under the 1 MiB of a big log
+    now += 31_000; // idle: the maintenance pass flushes, then the next one rolls the log
+    const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+    for (let i = 0; i < 100 && (await logs()).includes(loaded!); i++) await sleep(20);
+    expect((await store.stats()).memstoreBytes).toBe(0);
+    const [fresh, ...more] = await logs();
+    expect(more).toEqual([]);
+    expect(fresh).not.toBe(loaded);
+    expect(await walBytes(fs)).toBeLessThanOrEqual(WAL_META_RECORD_SIZE);
+    // An empty log is not rolled again: an idle store does not churn files.
+    now += 60_000;
+    await sleep(150);
+    expect(await logs()).toEqual([fresh]);
+    fs.crash();
+    const reopened = await openEmbeddedStore({ dir: '/db', fs });
+    let rows = 0;
+    for await (const batch of (await reopened.openTable('t')).scan({})) rows += batch.length;
+    expect(rows).toBe(50);
     await reopened.close();
   });
 });
