@@ -266,7 +266,7 @@ async function aggregateSub(q: TsQuery, sub: SubQuery, found: { series: Found[];
       tags,
       aggregateTags,
       // Named fields, not a spread: copying the pipeline's object costs microseconds a series.
-      points: { count: points.count, ts: points.ts, values: points.values, isInt: points.isInt, nanAsNull: points.nanAsNull === true },
+      points: { count: points.count, ts: points.ts, values: points.values, isInt: points.isInt, exact: points.exact, nanAsNull: points.nanAsNull === true },
       ...(q.showQuery ? { query: subQueryEcho(sub) } : {}),
       ...(q.showTSUIDs ? { tsuids: members.map((m) => m.data.tsuid!) } : {}),
       ...(annotations.length > 0 ? { annotations } : {}),

@@ -24,6 +24,11 @@ export interface OutputPoints {
   readonly values: Float64Array;
   /** 1 where the value is an integer (printed without a fraction). */
   readonly isInt: Uint8Array;
+  /**
+   * The exact int64 of integer points beyond ±2^53 (query/series.ts `exact`), printed as
+   * OpenTSDB prints a long; absent when no such point needs it.
+   */
+  readonly exact?: BigInt64Array | undefined;
   /** When set, NaN values print as null (the `null` fill policy) instead of "NaN". */
   readonly nanAsNull?: boolean;
 }
@@ -254,7 +259,7 @@ class JsonBytes {
       }
       const v = values[i]!;
       if (isInt[i] === 1) {
-        o = Number.isSafeInteger(v) ? writeSafeInteger(b, o, v) : writeAscii(b, o, formatValue(v, true, nanAsNull));
+        o = Number.isSafeInteger(v) ? writeSafeInteger(b, o, v) : writeAscii(b, o, p.exact !== undefined && Number.isFinite(v) ? String(p.exact[i]!) : formatValue(v, true, nanAsNull));
       } else {
         const end = writePlainDouble(b, o, v);
         o = end >= 0 ? end : writeAscii(b, o, formatValue(v, false, nanAsNull));

@@ -82,7 +82,8 @@ export function packSeries(series: readonly OutputSeries[]): PackedSeries {
     f64.set(p.values.subarray(0, c), n + at);
     isInt.set(p.isInt.subarray(0, c), at);
     at += c;
-    return { ...s, points: { count: c, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8, ...(p.nanAsNull === undefined ? {} : { nanAsNull: p.nanAsNull }) } };
+    // The exact column (rare: integers beyond 2^53) travels with its head, copied.
+    return { ...s, points: { count: c, ts: EMPTY_F64, values: EMPTY_F64, isInt: EMPTY_U8, ...(p.nanAsNull === undefined ? {} : { nanAsNull: p.nanAsNull }), ...(p.exact === undefined ? {} : { exact: p.exact.slice(0, c) }) } };
   });
   return { heads, f64, isInt };
 }

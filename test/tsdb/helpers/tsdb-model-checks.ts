@@ -10,9 +10,8 @@ import { http } from './tsdb-model-wire.js';
 interface LastAnswer { metric: string; tags: Tags; timestamp: number; value: string }
 
 /**
- * /api/query/last against the reference. Points before `keptFromMs` may have expired
- * (retention): where the reference's newest point is one of them, no answer or any point
- * before it is right too.
+ * /api/query/last against the reference. Points before `keptFromMs` have expired
+ * (retention): where the reference's newest point is one of them, there is no answer.
  */
 export async function checkLast(port: number, ref: ReferenceStore, metric: string, tags: Tags, backScan: number, nowMs: number, keptFromMs: number): Promise<string | undefined> {
   const body = JSON.stringify({ queries: [{ metric, tags }], resolveNames: true, backScan });
@@ -32,7 +31,10 @@ export async function checkLast(port: number, ref: ReferenceStore, metric: strin
     const p = w.point;
     const wantText = p.int ? String(p.big) : String(p.v);
     gotBy.delete(k);
-    if (p.t < keptFromMs && (g === undefined || g.timestamp < keptFromMs)) continue;
+    if (p.t < keptFromMs) {
+      if (g !== undefined) return `${k}: ${g.timestamp} ${g.value}, want no answer (expired before ${keptFromMs})`;
+      continue;
+    }
     if (g === undefined) return `${k}: no answer, want ${p.t} ${wantText}`;
     const sameValue = p.int ? /^-?\d+$/.test(g.value) && BigInt(g.value) === p.big : /[.E]/.test(g.value) && Number(g.value) === p.v;
     if (g.timestamp !== p.t || !sameValue) return `${k}: ${g.timestamp} ${g.value}, want ${p.t} ${wantText}`;
@@ -41,7 +43,8 @@ export async function checkLast(port: number, ref: ReferenceStore, metric: strin
   return undefined;
 }
 
-export async function checkLookup(port: number, ref: ReferenceStore, world: World, log: string[], step: number): Promise<string | undefined> {
+/** /api/search/lookup against the reference: with a retention, only series holding a point within it. */
+export async function checkLookup(port: number, ref: ReferenceStore, world: World, log: string[], step: number, keptFrom: (metric: string) => number, nowMs: number): Promise<string | undefined> {
   const r = world.r;
   const metric = r.chance(0.1) ? '*' : world.pick(world.metrics);
   const patterns: Array<{ key: string; value: string }> = [];
@@ -59,7 +62,9 @@ export async function checkLookup(port: number, ref: ReferenceStore, world: Worl
   const rep = await http(port, 'POST', '/api/search/lookup', body);
   if (rep.status !== 200) return `lookup: ${rep.status} ${rep.text.slice(0, 300)}`;
   const got = (JSON.parse(rep.text) as { results: Array<{ metric: string; tags: Tags }> }).results.map((x) => seriesKey(x.metric, x.tags)).sort();
-  const want = ref.lookup(metric, patterns).map((x) => seriesKey(x.metric, x.tags)).sort();
+  const want = ref.lookup(metric, patterns)
+    .filter((x) => keptFrom(x.metric) === -Infinity || ref.last(x.metric, x.tags, 0, nowMs).some((l) => seriesKey(l.metric, l.tags) === seriesKey(x.metric, x.tags) && l.point.t >= keptFrom(x.metric)))
+    .map((x) => seriesKey(x.metric, x.tags)).sort();
   return JSON.stringify(got) === JSON.stringify(want) ? undefined : `lookup: ${JSON.stringify(got)}, want ${JSON.stringify(want)}`;
 }
 

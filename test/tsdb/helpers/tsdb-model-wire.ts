@@ -164,15 +164,6 @@ function gotSeries(o: Raw): GotSeries {
 
 const tagsKey = (tags: Tags, agg: readonly string[]): string => JSON.stringify([Object.keys(tags).sort().map((k) => [k, tags[k]]), [...agg].sort()]);
 
-/**
- * KNOWN BUG (reported): /api/query prints an integer result beyond ±2^53 (sums, squareSum or
- * mult of big integers, wrapped as Java longs) as the nearest double (`1.277052306590548E18`
- * for 1277052306590547968): the pipeline's exact int64 column (query/series.ts `exact`) is
- * dropped when groups become outputs (query/execute.ts aggregateSub) and the JSON writer
- * has no use for it. OpenTSDB prints the long. Until fixed, such a point may be that double.
- */
-const LONGS_AS_DOUBLES = process.env.TSDB_MODEL_KNOWN_BUGS === undefined;
-
 /** Why one answered point differs from the reference's, or undefined. */
 function pointDiff(got: GotPoint, want: RefOut, ms: boolean, nanAsNull: boolean, loose: boolean): string | undefined {
   const key = String(ms ? want.t : Math.floor(want.t / 1000));
@@ -185,8 +176,6 @@ function pointDiff(got: GotPoint, want: RefOut, ms: boolean, nanAsNull: boolean,
       const diff = BigInt(text) - long;
       return diff === 0n || (loose && (diff === 1n || diff === -1n)) ? undefined : `value ${text} at ${key}, want ${long}`;
     }
-    const beyond = long > BigInt(Number.MAX_SAFE_INTEGER) || long < -BigInt(Number.MAX_SAFE_INTEGER);
-    if (LONGS_AS_DOUBLES && beyond && text !== undefined && Number(text) === Number(long)) return undefined;
     return `value ${JSON.stringify(v)} at ${key}, want the integer ${long}`;
   }
   if (Number.isNaN(want.v)) {
