@@ -7,6 +7,7 @@
  * in the UID table on first open; opening the same store with other settings fails
  * instead of silently writing keys no reader can find (tsdb/SCHEMA.md "Schema record").
  */
+import { randomBytes } from 'node:crypto';
 import { compareBytes, fromUtf8, latin1, utf8 } from '../core/api/bytes.js';
 import { isStoreError } from '../core/api/errors.js';
 import type { Store, Table } from '../core/api/store.js';
@@ -16,6 +17,7 @@ import { registerHourTransform } from './compact/hour-transform.js';
 import type { HourTransformOptions } from './compact/hour-transform.js';
 import { parseRetention, resolveRetention, retentionOfName } from './compact/retention.js';
 import type { RetentionConfig, RetentionRules } from './compact/retention.js';
+import { RetentionSweeper } from './compact/retention-sweep.js';
 import { StoreCompaction } from './compact/store-compaction.js';
 import { DecodePool } from './query/decode-pool.js';
 import { LastValues } from './meta/last-values.js';
@@ -85,6 +87,11 @@ export class Tsdb {
   readonly storeCompresses: boolean;
   /** horae.retention and horae.retention.metrics (compact/retention.ts), for reads. */
   readonly retentionConfig: RetentionConfig;
+  /**
+   * Retention where the store has no row transform to apply it (compact/retention-sweep.ts);
+   * undefined when no metric has a retention or the store applies it.
+   */
+  readonly retentionSweeper: RetentionSweeper | undefined;
   /** Retention resolved to metric UIDs (compact/retention.ts), for the row transform. */
   private retention: RetentionRules = { byMetric: [] };
   private retentionEpoch = -1;
@@ -119,6 +126,12 @@ export class Tsdb {
     this.storeCompresses = storeCompresses;
     const readBack = storeCompresses ? undefined : new HourCompactor({ data, widths: this.widths, config, now });
     this.compactor = readBack ?? new StoreCompaction(data, () => this.retentionResolved());
+    this.retentionSweeper = storeCompresses || !this.hasRetention ? undefined : new RetentionSweeper({
+      data, widths: this.widths, retention: this.retentionConfig, now, server: randomBytes(8),
+      metricIds: () => this.metrics.usedIds(),
+      metricName: (id) => this.metrics.getName(id),
+      ...(changes === undefined ? {} : { claims: changes }),
+    });
     // Kept where this process is the one writer, or hears of the others' writes (change log).
     const keep = singleWriter || this.catalog.announcesWrites;
     const hints = (this.newestHours = keep ? new NewestHours(() => this.ingest.stats().inflightPoints > 0) : undefined);
@@ -178,6 +191,7 @@ export class Tsdb {
       const readBack = tsdb.compactor as HourCompactor;
       if (await isEmpty(data)) readBack.nothingWrittenBefore();
       if (config.compactHours && opts.background !== false) readBack.start();
+      if (opts.background !== false) tsdb.retentionSweeper?.start();
     }
     return tsdb;
   }
@@ -329,6 +343,12 @@ export class Tsdb {
     const c = this.compactor.stats();
     add('tsd.compaction.count', c.rowsCompacted, { type: 'hours' });
     add('horae.compaction.pending_rows', c.pendingRows);
+    if (this.retentionSweeper !== undefined) {
+      const r = this.retentionSweeper.stats();
+      add('horae.retention.buckets_swept', r.bucketsSwept);
+      add('horae.retention.ranges_deleted', r.rangesDeleted);
+      add('horae.retention.errors', r.errors);
+    }
     const st = await this.store.stats();
     add('horae.store.memstore_bytes', st.memstoreBytes);
     add('horae.store.file_bytes', st.fileBytes);
@@ -363,6 +383,7 @@ export class Tsdb {
     this.closed = true;
     await this.catalog.stopFeed();
     await this.compactor.stop();
+    await this.retentionSweeper?.stop();
     if (this.ownsDecodePool) await this.decodePool?.close();
   }
 }

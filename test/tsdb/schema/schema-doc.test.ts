@@ -2,6 +2,7 @@
  * tsdb/SCHEMA.md is executable: every annotated hex example decodes, through the schema
  * codecs, to the fields its comments name, and encoding those fields gives the same bytes.
  */
+import { CLAIMS_FAMILY, CLAIMS_ROW, claimedHour, encodeClaim } from '../../../tsdb/compact/retention-sweep.js';
 import { describe, expect, it } from 'vitest';
 import { concatBytes, encodeInt64, fromHex, fromUtf8, toHex, utf8 } from '../../../core/api/bytes.js';
 import { hexExample, readFormatDoc } from '../../helpers/format-doc.js';
@@ -198,6 +199,15 @@ describe('tsdb/SCHEMA.md examples', () => {
     expect(toHex(w.writer)).toBe('00000000000000cc');
     expect(w.change.kind === 'written' && w.change.series.map(([t, h]) => `${toHex(t)}@${h}`)).toEqual(['000001000001000001@1706598000']);
     expect(toHex(encodeChange(w.writer, { kind: 'written', series: [[fromHex('000001000001000001'), 1706598000]] }))).toBe(toHex(written!));
+  });
+
+  it('Retention sweep claims: the claim cell of bucket 7 decodes to what the comments say', () => {
+    const [cell] = hexBlocks('Retention sweep claims');
+    const head = concatBytes(CLAIMS_ROW, utf8(CLAIMS_FAMILY), Uint8Array.of(0, 7));
+    expect(toHex(cell!.subarray(0, head.length))).toBe(toHex(head));
+    const value = cell!.subarray(head.length);
+    expect(claimedHour(value)).toBe(Date.UTC(2026, 0, 9, 19) / 1000);
+    expect(toHex(encodeClaim(Date.UTC(2026, 0, 9, 19) / 1000, fromHex('00000000000000dd')))).toBe(toHex(value));
   });
 
   it('Server heartbeats: the row key is the id in ASCII, the value a beat decodeBeat reads back', () => {
