@@ -2,8 +2,9 @@
  * The operator page in a real browser (Debian chromium via playwright-core) against a real
  * server on an embedded store: it lists the regions of every table, marks the salt bucket
  * and the region that took the writes as hot, its live ingest rate follows the writes, and
- * a failed refresh keeps the last picture and says so.
- * Screenshots: test-artifacts/operator.png and operator-dark.png.
+ * a failed refresh keeps the last picture and says so; its cardinality section ranks metrics
+ * and tag keys by series and shows new series per minute.
+ * Screenshots: test-artifacts/operator.png, operator-dark.png and operator-cardinality.png.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
@@ -115,4 +116,41 @@ describe('operator page', () => {
     await page.unroute('**/api/horae/overview');
     await page.waitForSelector('#status.ok', { timeout: WAIT_MS });
   }, 90_000);
+
+  it('shows cardinality: top metrics and tag keys by series, new series per minute', async () => {
+    const harness = h!;
+    const errorsBefore = harness.pageErrors.length;
+    // The series the first test wrote, read from the series index itself.
+    const perMetric = new Map<string, number>();
+    const meta = await harness.server.tsdb.store.openTable('tsdb-meta');
+    for await (const batch of meta.scan()) {
+      for (const row of batch) {
+        const name = (await harness.server.tsdb.metrics.getName(row.key.subarray(0, harness.server.tsdb.widths.metric)))!;
+        perMetric.set(name, (perMetric.get(name) ?? 0) + 1);
+      }
+    }
+    expect(Object.fromEntries(perMetric)).toEqual({ 'hot.metric': 1, 'quiet.metric': 30 });
+    const p = await harness.newPage();
+    try {
+      await p.goto(harness.url('/operator?refresh=300'));
+      await p.waitForSelector('table.cardinality[data-kind="metrics"] tbody tr', { timeout: WAIT_MS });
+      const rows = async (kind: string): Promise<Array<[string | null, string | null]>> => {
+        const names = await attrs(p, `table.cardinality[data-kind="${kind}"] tbody tr`, 'data-name');
+        const series = await attrs(p, `table.cardinality[data-kind="${kind}"] tbody tr`, 'data-series');
+        return names.map((n, i) => [n, series[i]!]);
+      };
+      expect(await rows('metrics')).toEqual([['quiet.metric', '30'], ['hot.metric', '1']]);
+      expect(await rows('tag-keys')).toEqual([['host', '31']]);
+      expect(await p.locator('table.cardinality[data-kind="metrics"] tbody td').first().textContent()).toBe('quiet.metric');
+      const minutes = (await attrs(p, '.new-series .minute', 'data-count')).map(Number);
+      expect(minutes).toHaveLength(60);
+      expect(minutes.reduce((a, b) => a + b, 0)).toBe(31); // every series was created in the last hour
+      expect(await p.locator('.new-series .refused').textContent()).toBe('no series refused by the limits');
+      expect(await p.locator('#card-basis').textContent()).toContain('31 series');
+      await harness.screenshot(p, 'operator-cardinality');
+    } finally {
+      await p.close();
+    }
+    expect(harness.pageErrors.slice(errorsBefore)).toEqual([]); // (the first test's planted 503 is before)
+  }, 60_000);
 });

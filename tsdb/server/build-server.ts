@@ -19,6 +19,7 @@ import { createHttpServerForFastify } from './listener.js';
 import { registerAdminRoutes } from './routes/admin.js';
 import type { AdminRouteDeps } from './routes/admin.js';
 import { registerAnnotationRoutes } from './routes/annotation.js';
+import { registerCardinalityRoutes } from './routes/cardinality.js';
 import { registerDeleteSeriesRoutes } from './routes/delete-series.js';
 import { registerLastRoutes } from './routes/last.js';
 import { registerLookupRoutes } from './routes/lookup.js';
@@ -81,6 +82,7 @@ export async function buildServer(opts: BuildServerOptions): Promise<FastifyInst
   registerQueryRoutes(app, tsdb);
   registerDeleteSeriesRoutes(app, tsdb);
   registerOverviewRoutes(app, tsdb, opts.servers === undefined ? {} : { servers: opts.servers });
+  registerCardinalityRoutes(app, tsdb);
   registerAdminRoutes(app, {
     tsdb, status: opts.status ?? (() => 'ok'),
     ...(opts.servers === undefined ? {} : { servers: opts.servers }),
