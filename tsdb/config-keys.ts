@@ -32,6 +32,7 @@ export const CONFIG_PARTS = {
   auth: 'token authentication (tsdb/server/auth.ts, docs/SECURITY.md)',
   memory: 'the memory budget: the heap limit and the shares of every memory bound not set on its own (tsdb/memory/budget.ts)',
   limits: 'cardinality limits on new series (tsdb/limits/series-limiter.ts)',
+  index: 'the series index\'s in-memory copy (tsdb/meta/series-index.ts, active-series.ts)',
 } as const;
 
 export type ConfigPart = keyof typeof CONFIG_PARTS;
@@ -341,6 +342,15 @@ export const CONFIG_KEYS = {
   limitSeriesPerMetric: {
     key: 'horae.limits.series_per_metric', part: 'limits', type: 'int', min: 0, max: 1e12, default: 0,
     help: 'series one metric may have; the points of a new series beyond it are refused (0: no limit; tags per series: horae.max_tags)',
+  },
+  // ---- index -------------------------------------------------------------------------
+  indexMemoryBytes: {
+    key: 'horae.index.memory_bytes', part: 'index', type: 'int', min: 65536, max: 1e12, default: 64 * 1024 * 1024,
+    help: 'bytes of the series index\'s in-memory copy (the series written lately); past it the least recently seen go, read from disk when written again',
+  },
+  indexIdleMs: {
+    key: 'horae.index.idle_ms', part: 'index', type: 'int', min: 0, max: 1e12, default: 7_200_000,
+    help: 'a series not written for this long leaves the series index\'s in-memory copy (it stays on disk; 0: only the byte bound); a series counts as written at its first point of each hour, so keep it above 1 h',
   },
   // ---- auth --------------------------------------------------------------------------
   authTokensFile: {

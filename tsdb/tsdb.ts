@@ -23,6 +23,7 @@ import { DecodePool } from './query/decode-pool.js';
 import { LastValues } from './meta/last-values.js';
 import { NewestHours, tsuidKeyOfRowKey } from './meta/newest-hours.js';
 import { metaTableSpec } from './meta/series-index.js';
+import { postingsTableSpec } from './meta/postings.js';
 import { FEED_POLL_MS, changesTableSpec } from './meta/change-log.js';
 import type { Change } from './meta/change-log.js';
 import { Catalog } from './catalog/catalog.js';
@@ -106,7 +107,7 @@ export class Tsdb {
   private decodePool: DecodePool | undefined;
   private ownsDecodePool = true;
 
-  private constructor(store: Store, config: TsdbConfig, data: Table, uid: Table, meta: Table, changes: Table | undefined, now: () => number, storeCompresses: boolean) {
+  private constructor(store: Store, config: TsdbConfig, data: Table, uid: Table, meta: Table, postings: Table, changes: Table | undefined, now: () => number, storeCompresses: boolean) {
     this.store = store;
     this.config = config;
     this.now = now;
@@ -116,7 +117,7 @@ export class Tsdb {
     this.uid = uid;
     // Where this process is the store's one writer, what it wrote can be kept (capabilities.singleWriter).
     const singleWriter = store.capabilities.singleWriter;
-    this.catalog = new Catalog<SeriesEntry>({ uid, meta, widths: this.widths, config, singleWriter, now, ...(changes === undefined ? {} : { changes }) });
+    this.catalog = new Catalog<SeriesEntry>({ uid, meta, postings, widths: this.widths, config, singleWriter, now, ...(changes === undefined ? {} : { changes }) });
     this.catalog.onRemoteChange((c) => this.applyRemoteWrite(c));
     this.metrics = this.catalog.metrics;
     this.tagks = this.catalog.tagks;
@@ -137,6 +138,7 @@ export class Tsdb {
     const hints = (this.newestHours = keep ? new NewestHours(() => this.ingest.stats().inflightPoints > 0) : undefined);
     const lastValues = (this.lastValues = keep && config.queryLastCacheSeries > 0 ? new LastValues(config.queryLastCacheSeries, this.widths.metric) : undefined);
     const { saltWidth, metric: metricWidth } = this.widths;
+    const index = this.index;
     const tracked = config.compactHours && readBack !== undefined;
     const markDirty = tracked
       ? (key: Uint8Array, base: number, nowMs: number): DirtyMark => readBack.markDirty(key, base, nowMs)
@@ -147,12 +149,12 @@ export class Tsdb {
       widths: this.widths,
       config,
       now,
-      onRowWritten: hints === undefined
-        ? (tracked ? markDirty : undefined)
-        : (key, base, nowMs) => {
-            hints.written(tsuidKeyOfRowKey(key, saltWidth, metricWidth), base);
-            return markDirty(key, base, nowMs);
-          },
+      // Told of each series' first row of an hour (and again when its mark is no longer live).
+      onRowWritten: (key, base, nowMs) => {
+        index.written(key, saltWidth, nowMs);
+        hints?.written(tsuidKeyOfRowKey(key, saltWidth, metricWidth), base);
+        return markDirty(key, base, nowMs);
+      },
       ...(this.catalog.announcesWrites ? { announceWritten: (series) => this.catalog.announceWritten(series) } : {}),
       ...(lastValues === undefined ? {} : {
         newestPoints: {
@@ -170,6 +172,7 @@ export class Tsdb {
     await checkSchemaRecord(uid, widths);
     let data = await store.createTable(dataTableSpec(widths), { ifNotExists: true });
     const meta = await store.createTable(metaTableSpec(), { ifNotExists: true });
+    const postings = await store.createTable(postingsTableSpec(), { ifNotExists: true });
     const storeCompresses = store.capabilities.rowTransforms === true;
     if (storeCompresses && !data.spec.families.some((f) => f.name === DATA_FAMILY && f.transform === DATA_TRANSFORM)) {
       // A data table created before row transforms (tsdb/SCHEMA.md "Suffixed hour cells"):
@@ -178,7 +181,9 @@ export class Tsdb {
     }
     // Where other servers may write too, changes are logged for them (meta/change-log.ts).
     const changes = store.capabilities.singleWriter ? undefined : await store.createTable(changesTableSpec(), { ifNotExists: true });
-    const tsdb = new Tsdb(store, config, data, uid, meta, changes, opts.now ?? Date.now, storeCompresses);
+    const tsdb = new Tsdb(store, config, data, uid, meta, postings, changes, opts.now ?? Date.now, storeCompresses);
+    // A store from before postings gets them now, before anything is written or queried.
+    await tsdb.index.buildPostings();
     await tsdb.catalog.startFeed(opts.background === false ? undefined : FEED_POLL_MS);
     if (opts.decodePool !== undefined) {
       tsdb.decodePool = opts.decodePool;

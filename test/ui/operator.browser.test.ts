@@ -57,7 +57,7 @@ describe('operator page', () => {
 
     // Every table is listed; the data table has one region per salt bucket (pre-split).
     const tables = await attrs(page, 'table.regions', 'data-table');
-    expect(tables).toEqual(['tsdb', 'tsdb-meta', 'tsdb-uid']);
+    expect(tables).toEqual(['tsdb', 'tsdb-meta', 'tsdb-postings', 'tsdb-uid']);
     // The servers sharing the store: this one, live (the embedded store has no other).
     expect(await attrs(page, 'table.servers tbody tr', 'data-state')).toEqual(['live']);
     expect(await page.locator('table.servers tbody td').first().textContent()).toBe(`127.0.0.1:${harness.server.port} (this server)`);

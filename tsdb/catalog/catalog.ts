@@ -43,7 +43,9 @@ export interface CatalogOptions {
   readonly meta: Table;
   readonly widths: SchemaWidths;
   readonly config: Pick<TsdbConfig, 'uidWidthMetric' | 'uidWidthTagk' | 'uidWidthTagv' | 'uidCacheEntries' | 'seriesCacheEntries'
-    | 'limitNewSeriesPerHour' | 'limitNewSeriesPerDay' | 'limitSeriesPerMetric'>;
+    | 'limitNewSeriesPerHour' | 'limitNewSeriesPerDay' | 'limitSeriesPerMetric' | 'indexMemoryBytes' | 'indexIdleMs'>;
+  /** The series postings table (meta/postings.ts). */
+  readonly postings: Table;
   readonly singleWriter: boolean;
   /** The change log table (meta/change-log.ts), where others may write the store. */
   readonly changes?: Table;
@@ -96,7 +98,9 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
     this.metrics = new UidTable(o.uid, 'metric', c.uidWidthMetric, c.uidCacheEntries, renamed);
     this.tagks = new UidTable(o.uid, 'tagk', c.uidWidthTagk, c.uidCacheEntries, renamed);
     this.tagvs = new UidTable(o.uid, 'tagv', c.uidWidthTagv, c.uidCacheEntries, renamed);
-    this.index = new SeriesIndex(o.meta, o.widths.metric, { cache: this.keepsSeries });
+    this.index = new SeriesIndex(o.meta, o.postings, o.widths, {
+      keep: this.keepsSeries, memoryBytes: c.indexMemoryBytes, idleMs: c.indexIdleMs, ...(o.now === undefined ? {} : { now: o.now }),
+    });
     this.limiter = new SeriesLimiter(
       { newPerHour: c.limitNewSeriesPerHour, newPerDay: c.limitNewSeriesPerDay, perMetric: c.limitSeriesPerMetric },
       { metricWidth: o.widths.metric, countSeries: (m, upTo) => this.seriesCount(m, upTo), now: o.now ?? Date.now },
@@ -204,14 +208,10 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
   private applyRemote(c: Change): void {
     switch (c.kind) {
       case 'series':
-        this.index.addRecorded(c.tsuids);
         this.touchMetricsOf(c.tsuids);
         break;
       case 'metrics':
-        for (const m of c.metricUids) {
-          this.index.forget(m);
-          this.metricTouched.set(latin1(m), ++this.changes);
-        }
+        for (const m of c.metricUids) this.metricTouched.set(latin1(m), ++this.changes);
         break;
       case 'rename':
         this.uidTable(c.uidKind).dropCaches();

@@ -11,7 +11,8 @@
  *   V8 old space (the heap limit)   3/4 B   everything on the JS heap, the shares below included
  *   block cache                     1/8 B   (horae.storage.block_cache_bytes)
  *   memstores                       1/8 B   (horae.storage.memstore_total_bytes; writers wait at 2×)
- *   catalog caches                  1/8 B   series entries 1/2, UID caches 1/4, last points 1/4
+ *   catalog caches                  1/8 B   series entries 3/8, series index copy 1/8 (horae.index.memory_bytes),
+ *                                           UID caches 1/4, last points 1/4
  *   points in flight                1/16 B  (horae.write.max_inflight_points)
  *   queries' points                 1/4 B   over horae.query.max_concurrent (horae.query.max_points each)
  *   queries running at once         one per QUERY_BYTES of B (horae.query.max_concurrent: a query's
@@ -49,6 +50,7 @@ export interface MemoryShares {
   readonly blockCacheBytes: number;
   readonly memstoreTotalBytes: number;
   readonly seriesCacheEntries: number;
+  readonly indexMemoryBytes: number;
   readonly uidCacheEntries: number;
   readonly queryLastCacheSeries: number;
   readonly maxInflightPoints: number;
@@ -70,7 +72,8 @@ export function memoryShares(budgetBytes: number, queryMaxConcurrent?: number): 
     heapBytes: heapLimitBytes(b),
     blockCacheBytes: clampTo(CONFIG_KEYS.blockCacheBytes, b / 8),
     memstoreTotalBytes: clampTo(CONFIG_KEYS.memstoreTotalBytes, b / 8),
-    seriesCacheEntries: clampTo(CONFIG_KEYS.seriesCacheEntries, caches / 2 / SERIES_ENTRY_BYTES),
+    seriesCacheEntries: clampTo(CONFIG_KEYS.seriesCacheEntries, (caches * 3) / 8 / SERIES_ENTRY_BYTES),
+    indexMemoryBytes: clampTo(CONFIG_KEYS.indexMemoryBytes, caches / 8),
     uidCacheEntries: clampTo(CONFIG_KEYS.uidCacheEntries, caches / 4 / UID_CACHES / UID_ENTRY_BYTES),
     queryLastCacheSeries: clampTo(CONFIG_KEYS.queryLastCacheSeries, caches / 4 / LAST_POINT_BYTES),
     maxInflightPoints: clampTo(CONFIG_KEYS.maxInflightPoints, b / 16 / INFLIGHT_POINT_BYTES),
@@ -97,7 +100,7 @@ function clampTo(def: IntKey, v: number): number {
 
 /** The fields a budget sets, by the part of the settings they land in. */
 export const BUDGET_STORE_FIELDS = ['blockCacheBytes', 'memstoreTotalBytes'] as const;
-export const BUDGET_TSDB_FIELDS = ['seriesCacheEntries', 'uidCacheEntries', 'queryLastCacheSeries', 'maxInflightPoints', 'queryMaxPoints', 'maxBodyBytes', 'queryMaxConcurrent'] as const;
+export const BUDGET_TSDB_FIELDS = ['seriesCacheEntries', 'indexMemoryBytes', 'uidCacheEntries', 'queryLastCacheSeries', 'maxInflightPoints', 'queryMaxPoints', 'maxBodyBytes', 'queryMaxConcurrent'] as const;
 
 /**
  * Fills every bound of `store` and `tsdb` that was not set on its own (absent) with its

@@ -3,10 +3,16 @@
  * the tag pairs, tsdb/SCHEMA.md "Series index"), so every series of a metric is one prefix
  * scan away. It serves /api/search/lookup (Grafana's template variables) and metric-scoped
  * suggestions without OpenTSDB's meta-sync step: the writer records each series the first
- * time it sees it (per process), in one mutate per write call.
+ * time it sees it (per process), in one mutate per write call, after the series' postings
+ * (postings.ts), through which tag-filtered queries find their series.
  */
-import { compareBytes, latin1, prefixEnd } from '../../core/api/bytes.js';
+import { latin1, prefixEnd, startsWith } from '../../core/api/bytes.js';
 import type { RowFilter, RowMutation, Table, TableSpec } from '../../core/api/store.js';
+import type { SchemaWidths } from '../schema/widths.js';
+import { ActiveSeries } from './active-series.js';
+import type { ActiveSeriesStats } from './active-series.js';
+import { Postings } from './postings.js';
+import type { PostingClause } from './postings.js';
 
 export const META_TABLE = 'tsdb-meta';
 export const META_FAMILY = 'name';
@@ -17,277 +23,163 @@ export function metaTableSpec(): TableSpec {
   return { name: META_TABLE, families: [{ name: META_FAMILY, maxVersions: 1 }] };
 }
 
-/** Most TSUIDs the in-memory copy (SeriesIndexOptions.cache) holds over all metrics. */
-const CACHE_MAX_TSUIDS = 1_000_000;
-
 export interface SeriesIndexOptions {
   /**
-   * Keep each queried metric's TSUIDs in memory (LRU by metric, at most CACHE_MAX_TSUIDS in
-   * all). Series recorded by this process are added to the copy as they are written;
-   * another writer's only through addRecorded/forget (the catalog's change feed), so it
-   * is correct where this process is the only writer or hears of the others' series.
+   * Keep the in-memory copy (active-series.ts): the series known to be in the index that
+   * were written or asked about lately, so a series' next write needs no read of the
+   * index. Only where every series recorded in the store is recorded through here or
+   * heard of (the catalog's keepsSeries): a series deleted by another server would still
+   * be taken for known.
    */
-  readonly cache?: boolean;
+  readonly keep?: boolean;
+  /** Most bytes of the in-memory copy (horae.index.memory_bytes). */
+  readonly memoryBytes?: number;
+  /** A series neither written nor asked about for this long leaves the copy (horae.index.idle_ms). */
+  readonly idleMs?: number;
+  /** Wall clock in ms (default Date.now). */
+  readonly now?: () => number;
 }
 
-/** One metric's series, sorted, with each TSUID also as a latin1 string for key patterns. */
-interface MetricSeries {
-  readonly tsuids: Uint8Array[];
-  readonly keys: string[];
-  /** The series holding each tag pair (latin1 of its bytes), sorted; built on first use (postingsOf). */
-  postings?: Postings;
-}
-
-interface Postings {
-  /** Bytes of a tag pair (tagk then tagv); the lists hold pairs at these boundaries. */
-  readonly pairWidth: number;
-  readonly lists: Map<string, Uint8Array[]>;
-}
-
-const NONE: readonly Uint8Array[] = [];
+/** Defaults of SeriesIndexOptions. */
+export const INDEX_MEMORY_BYTES = 64 * 1024 * 1024;
+export const INDEX_IDLE_MS = 7_200_000;
 
 export class SeriesIndex {
   private readonly table: Table;
-  private readonly cache: Map<string, MetricSeries> | undefined;
-  private cached = 0;
-  /** The metric last moved to the end of `cache` (the most recently used; undefined: unknown). */
-  private newest: string | undefined;
-  /** Loads in flight per metric, so concurrent first queries read the index once. */
-  private readonly loading = new Map<string, Promise<MetricSeries>>();
-  private readonly recordedWhileLoading = new Map<string, Uint8Array[]>();
-  /** Counts forget() calls; a load started before the last forget of its metric is not kept. */
-  private forgets = 0;
-  private readonly forgotAt = new Map<string, number>();
-  private forgotAllAt = 0;
+  /** The postings (meta/postings.ts), written with every series recorded. */
+  readonly postings: Postings;
+  /** The in-memory copy (undefined when not kept). */
+  private readonly active: ActiveSeries | undefined;
   private readonly metricWidth: number;
+  private readonly now: () => number;
 
-  constructor(table: Table, metricWidth: number, opts: SeriesIndexOptions = {}) {
+  constructor(table: Table, postings: Table, widths: Pick<SchemaWidths, 'metric' | 'tagk' | 'tagv'>, opts: SeriesIndexOptions = {}) {
     this.table = table;
-    this.metricWidth = metricWidth;
-    this.cache = opts.cache === true ? new Map() : undefined;
+    this.metricWidth = widths.metric;
+    this.postings = new Postings(postings, widths);
+    this.now = opts.now ?? Date.now;
+    this.active = opts.keep === true ? new ActiveSeries({ maxBytes: opts.memoryBytes ?? INDEX_MEMORY_BYTES, idleMs: opts.idleMs ?? INDEX_IDLE_MS }) : undefined;
   }
 
   /**
-   * TSUIDs of `metricUid` whose key matches `pattern` (a key regex over the TSUID, read as
-   * latin1: `^(?:pattern)$`, flag `s`, as the store evaluates keyRegex), in order, at most
-   * `limit`. From the in-memory copy when caching (with `test`, the pattern's byte form,
-   * when given: RowKeyFilterPlan.seriesTest), else a filtered scan of the index. `pairs`
-   * (RowKeyFilterPlan.requiredPairs, with `test`): tag pairs every match holds, so only
-   * the series of the shortest of their lists are tested.
+   * TSUIDs of `metricUid` holding a pair of every clause's tag key with one of its values
+   * (Postings.search) that `test` accepts, sorted, at most `limit` (a cut answer holds
+   * `limit` matches, not necessarily the first). Without clauses, the metric's series rows
+   * are read and tested.
    */
-  async matching(metricUid: Uint8Array, pattern: string, limit: number, signal?: AbortSignal, test?: (tsuid: Uint8Array) => boolean,
-    pairs: readonly Uint8Array[] = NONE): Promise<Uint8Array[]> {
-    if (this.cache === undefined) return this.tsuids(metricUid, limit, signal, { kind: 'keyRegex', pattern });
-    const m = await this.metricSeries(metricUid, signal);
+  async matching(metricUid: Uint8Array, clauses: readonly PostingClause[], limit: number, signal?: AbortSignal,
+    test?: (tsuid: Uint8Array) => boolean): Promise<Uint8Array[]> {
+    if (clauses.length > 0) return this.postings.search(metricUid, clauses, limit, test, signal);
     const out: Uint8Array[] = [];
-    if (test !== undefined) {
-      let candidates: readonly Uint8Array[] = m.tsuids;
-      if (pairs.length > 0) {
-        const lists = this.postingsOf(m, pairs[0]!.length).lists;
-        for (const p of pairs) {
-          const list = lists.get(latin1(p)) ?? NONE;
-          if (list.length < candidates.length) candidates = list;
-        }
+    for await (const rows of this.table.scan({ start: metricUid, end: prefixEnd(metricUid), families: [META_FAMILY], ...(signal === undefined ? {} : { signal }) })) {
+      for (const r of rows) {
+        if (test !== undefined && !test(r.key)) continue;
+        out.push(r.key);
+        if (out.length >= limit) return out;
       }
-      for (let i = 0; i < candidates.length && out.length < limit; i++) if (test(candidates[i]!)) out.push(candidates[i]!);
-      return out;
     }
-    const re = new RegExp(`^(?:${pattern})$`, 's');
-    for (let i = 0; i < m.keys.length && out.length < limit; i++) if (re.test(m.keys[i]!)) out.push(m.tsuids[i]!);
     return out;
   }
 
+  /** The tag values of `tagk` the series of `metricUid` carried (Postings.tagValues). */
+  tagValues(metricUid: Uint8Array, tagk: Uint8Array, signal?: AbortSignal): Promise<Uint8Array[]> {
+    return this.postings.tagValues(metricUid, tagk, signal);
+  }
+
   /**
-   * True when the in-memory copy holds at least one series of the metric and `test` accepts
+   * True when the metric has at least one series and at most `upTo`, and `test` accepts
    * every one (a query's tag filters that narrow nothing: a row filter would only cost);
-   * false when not caching. Series written after the check are not covered: the caller
-   * tests what it reads (execute.ts).
+   * false otherwise, and when the copy is not kept. Series written after the check are not
+   * covered: the caller tests what it reads (execute.ts).
    */
-  async everyMatches(metricUid: Uint8Array, test: (tsuid: Uint8Array) => boolean, signal?: AbortSignal): Promise<boolean> {
-    if (this.cache === undefined) return false;
-    const tsuids = (await this.metricSeries(metricUid, signal)).tsuids;
+  async everyMatches(metricUid: Uint8Array, test: (tsuid: Uint8Array) => boolean, upTo: number, signal?: AbortSignal): Promise<boolean> {
+    if (this.active === undefined) return false;
+    const tsuids = await this.tsuids(metricUid, upTo + 1, signal);
+    if (tsuids.length === 0 || tsuids.length > upTo) return false;
     for (let i = 0; i < tsuids.length; i++) if (!test(tsuids[i]!)) return false;
-    return tsuids.length > 0;
+    return true;
   }
 
-  /** The metric's posting lists (built now if they are not, or were built for other widths). */
-  private postingsOf(m: MetricSeries, pairWidth: number): Postings {
-    if (m.postings?.pairWidth === pairWidth) return m.postings;
-    const lists = new Map<string, Uint8Array[]>();
-    for (const t of m.tsuids) {
-      for (let o = this.metricWidth; o + pairWidth <= t.length; o += pairWidth) {
-        const k = latin1(t.subarray(o, o + pairWidth));
-        const list = lists.get(k);
-        if (list === undefined) lists.set(k, [t]);
-        else if (list.at(-1) !== t) list.push(t); // a pair twice in one TSUID: listed once
-      }
-    }
-    m.postings = { pairWidth, lists };
-    return m.postings;
+  /** Every series of a metric, sorted (read from the index). */
+  ofMetric(metricUid: Uint8Array, signal?: AbortSignal): Promise<Uint8Array[]> {
+    return this.tsuids(metricUid, Number.MAX_SAFE_INTEGER, signal);
   }
 
-  /** Every series of a metric, sorted (a copy of the in-memory list when caching). */
-  async ofMetric(metricUid: Uint8Array, signal?: AbortSignal): Promise<Uint8Array[]> {
-    if (this.cache === undefined) return this.tsuids(metricUid, Number.MAX_SAFE_INTEGER, signal);
-    return (await this.metricSeries(metricUid, signal)).tsuids.slice();
+  /** The series of a data row key was written at `nowMs` (kept in, or put back into, the in-memory copy). */
+  written(rowKey: Uint8Array, saltWidth: number, nowMs: number): void {
+    this.active?.written(rowKey, saltWidth, this.metricWidth, nowMs);
   }
 
-  /** Every series of a metric (cached when caching): sorted TSUIDs. */
-  private async metricSeries(metricUid: Uint8Array, signal?: AbortSignal): Promise<MetricSeries> {
-    const id = latin1(metricUid);
-    const hit = this.cache!.get(id);
-    if (hit !== undefined) {
-      // Most recently used last; a dashboard's repeated metric is already there.
-      if (id !== this.newest) {
-        this.cache!.delete(id);
-        this.cache!.set(id, hit);
-        this.newest = id;
-      }
-      return hit;
-    }
-    let p = this.loading.get(id);
-    if (p === undefined) {
-      // Series recorded while the scan runs may be missed by it: they are kept aside and
-      // added once it is done. (The scan is shared, so it does not take a caller's signal.)
-      const recorded: Uint8Array[] = [];
-      this.recordedWhileLoading.set(id, recorded);
-      const started = this.forgets;
-      p = (async () => {
-        const tsuids = await this.tsuids(metricUid, Number.MAX_SAFE_INTEGER);
-        const m: MetricSeries = { tsuids, keys: tsuids.map(latin1) };
-        if (this.forgotAllAt > started || (this.forgotAt.get(id) ?? 0) > started) return m;
-        this.remember(id, m);
-        this.addToCache(recorded);
-        return m;
-      })().finally(() => {
-        this.loading.delete(id);
-        this.recordedWhileLoading.delete(id);
-      });
-      this.loading.set(id, p);
-    }
-    signal?.throwIfAborted();
-    return p;
-  }
-
-  private remember(id: string, m: MetricSeries): void {
-    const cache = this.cache!;
-    const old = cache.get(id);
-    if (old !== undefined) this.cached -= old.tsuids.length;
-    cache.set(id, m);
-    this.newest = id;
-    this.cached += m.tsuids.length;
-    for (const [k, v] of cache) {
-      if (this.cached <= CACHE_MAX_TSUIDS || k === id) break;
-      cache.delete(k);
-      this.cached -= v.tsuids.length;
-    }
-    if (this.cached > CACHE_MAX_TSUIDS) {
-      cache.delete(id);
-      this.cached -= m.tsuids.length;
-    }
-  }
-
-  /** Adds recorded series to the cached metrics they belong to (sorted insert, no duplicates). */
-  private addToCache(tsuids: readonly Uint8Array[]): void {
-    for (const t of tsuids) {
-      const id = latin1(t.subarray(0, this.metricWidth));
-      const m = this.cache!.get(id);
-      if (m === undefined) {
-        this.recordedWhileLoading.get(id)?.push(t.slice());
-        continue;
-      }
-      const key = latin1(t);
-      let lo = 0;
-      let hi = m.keys.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (m.keys[mid]! < key) lo = mid + 1;
-        else hi = mid;
-      }
-      if (m.keys[lo] === key) continue;
-      const own = t.slice();
-      m.keys.splice(lo, 0, key);
-      m.tsuids.splice(lo, 0, own);
-      this.cached++;
-      if (m.postings !== undefined) addPosting(m.postings, own, this.metricWidth);
-    }
-  }
-
-  /**
-   * Series another process recorded (catalog/catalog.ts applyRemote): added to the
-   * in-memory copy of their metrics where it is kept, as if recorded here.
-   */
-  addRecorded(tsuids: readonly Uint8Array[]): void {
-    if (this.cache !== undefined) this.addToCache(tsuids);
-  }
-
-  /** Drops the in-memory copy of a metric's series (read again on its next use), and any load in flight. */
-  forget(metricUid: Uint8Array): void {
-    if (this.cache === undefined) return;
-    const id = latin1(metricUid);
-    this.forgotAt.set(id, ++this.forgets);
-    const old = this.cache.get(id);
-    if (old === undefined) return;
-    this.cache.delete(id);
-    this.cached -= old.tsuids.length;
-    if (this.newest === id) this.newest = undefined;
-  }
-
-  /** Drops the in-memory copy of every metric. */
+  /** Drops the in-memory copy (read again from the index as series are written or asked about). */
   forgetAll(): void {
-    if (this.cache === undefined) return;
-    this.forgotAllAt = ++this.forgets;
-    this.forgotAt.clear();
-    this.cache.clear();
-    this.cached = 0;
-    this.newest = undefined;
+    this.active?.clear();
+  }
+
+  /** The in-memory copy's size and byte accounting (zeros when not kept). */
+  stats(): ActiveSeriesStats {
+    return this.active?.stats() ?? { series: 0, bytes: 0, aged: 0, evicted: 0, sweeps: 0 };
   }
 
   /**
-   * For each TSUID, whether the index holds it: from the in-memory copy when its metric's
-   * is loaded, else by one read of the rows (no write).
+   * For each TSUID, whether the index holds it: from the in-memory copy, else by one read
+   * of the rows (no write); the series found are put in the copy.
    */
   async known(tsuids: readonly Uint8Array[]): Promise<boolean[]> {
     const out: boolean[] = new Array<boolean>(tsuids.length).fill(false);
     const ask: number[] = [];
+    const now = this.now();
     for (let i = 0; i < tsuids.length; i++) {
-      const t = tsuids[i]!;
-      const m = this.cache?.get(latin1(t.subarray(0, this.metricWidth)));
-      if (m === undefined) ask.push(i);
-      else out[i] = indexOfKey(m.keys, latin1(t)) >= 0;
+      if (this.active?.has(tsuids[i]!, now) === true) out[i] = true;
+      else ask.push(i);
     }
     if (ask.length > 0) {
       const rows = await this.table.get(ask.map((i) => tsuids[i]!), { families: [META_FAMILY] });
-      for (let j = 0; j < ask.length; j++) out[ask[j]!] = rows[j] !== undefined;
+      for (let j = 0; j < ask.length; j++) {
+        if (rows[j] === undefined) continue;
+        out[ask[j]!] = true;
+        this.active?.add(tsuids[ask[j]!]!, now);
+      }
     }
     return out;
   }
 
-  /** Records series (TSUIDs) as seen at `nowMs`; idempotent. Durable before it resolves. */
+  /**
+   * Records series (TSUIDs) as seen at `nowMs`; idempotent. Their postings first, then
+   * their index rows (a series in the index has its postings), each synced: durable
+   * before it resolves.
+   */
   async record(tsuids: readonly Uint8Array[], nowMs: number): Promise<void> {
     if (tsuids.length === 0) return;
+    await this.postings.write(tsuids);
     const value = new Uint8Array(8);
     new DataView(value.buffer).setBigUint64(0, BigInt(Math.max(0, Math.floor(nowMs))));
     const rows: RowMutation[] = tsuids.map((key) => ({ key, mutations: [{ type: 'put', family: META_FAMILY, qualifier: META_CREATED, value }] }));
     await this.table.mutate(rows, { durability: 'sync' });
-    if (this.cache !== undefined) this.addToCache(tsuids);
+    const now = this.now();
+    if (this.active !== undefined) for (const t of tsuids) this.active.add(t, now);
   }
 
   /**
-   * Removes series from the index (a series delete: tsdb/write/delete-series.ts): every
-   * series of `metricUid` when `tsuids` is undefined (one range delete), else those rows.
-   * The metric's in-memory copy is dropped (read again on next use; the caller also drops
-   * the catalog's caches). Durable before it resolves.
+   * Writes the postings of the series recorded before there were postings (a store
+   * created by an older version), once (Postings.build); the number of series covered.
+   */
+  buildPostings(): Promise<number> {
+    return this.postings.build(this.table, META_FAMILY);
+  }
+
+  /**
+   * Removes series from the index and their postings (a series delete:
+   * tsdb/write/delete-series.ts): every series of `metricUid` when `tsuids` is undefined
+   * (range deletes), else those rows. Durable before it resolves.
    */
   async remove(metricUid: Uint8Array, tsuids?: readonly Uint8Array[]): Promise<void> {
     if (tsuids === undefined) await this.table.deleteRange({ start: metricUid, end: prefixEnd(metricUid) });
     else if (tsuids.length > 0) await this.table.mutate(tsuids.map((key) => ({ key, mutations: [{ type: 'deleteRow' as const }] })), { durability: 'sync' });
-    const id = latin1(metricUid);
-    const m = this.cache?.get(id);
-    if (m !== undefined) {
-      this.cache!.delete(id);
-      this.cached -= m.tsuids.length;
-      if (this.newest === id) this.newest = undefined;
+    await this.postings.remove(metricUid, tsuids);
+    if (tsuids === undefined) this.active?.removeIf((t) => startsWith(t, metricUid));
+    else if (tsuids.length > 0) {
+      const gone = new Set(tsuids.map(latin1));
+      this.active?.removeIf((t) => gone.has(latin1(t)));
     }
   }
 
@@ -306,37 +198,5 @@ export class SeriesIndex {
       }
     }
     return out;
-  }
-}
-
-/** Index of `key` in the sorted `keys`, or -1. */
-function indexOfKey(keys: readonly string[], key: string): number {
-  let lo = 0;
-  let hi = keys.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1;
-    if (keys[mid]! < key) lo = mid + 1;
-    else hi = mid;
-  }
-  return keys[lo] === key ? lo : -1;
-}
-
-/** Adds a new series to the lists of its pairs, in order. */
-function addPosting(p: Postings, tsuid: Uint8Array, metricWidth: number): void {
-  for (let o = metricWidth; o + p.pairWidth <= tsuid.length; o += p.pairWidth) {
-    const k = latin1(tsuid.subarray(o, o + p.pairWidth));
-    const list = p.lists.get(k);
-    if (list === undefined) {
-      p.lists.set(k, [tsuid]);
-      continue;
-    }
-    let lo = 0;
-    let hi = list.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (compareBytes(list[mid]!, tsuid) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    if (list[lo] !== tsuid) list.splice(lo, 0, tsuid);
   }
 }

@@ -27,7 +27,8 @@ import type { PipelineSpec } from './pipeline.js';
 import type { MetricSubQuery, SubQuery, TsQuery } from './query-spec.js';
 import { rateOf, subQueryEcho } from './query-spec.js';
 import { tsuidKeyRegex } from './row-key-filter.js';
-import { matchingSeries, seriesPlan } from './series-plan.js';
+import { everySeriesMatches, matchingSeries, seriesPlan } from './series-plan.js';
+import type { SeriesPlan } from './series-plan.js';
 import { rowDownsampleOf, summaryUseOf } from './point-append.js';
 import { checkDeadline, scanSeries } from './scanner.js';
 import type { SeriesNames } from '../catalog/series-names.js';
@@ -101,9 +102,10 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
     if (from > win.startMs) readWin = { startMs: from, endMs: win.endMs };
     return readWin.startMs <= win.endMs - 1;
   };
+  let seriesPlanOf: SeriesPlan | undefined;
   if (sub.kind === 'metric') {
     metricName = sub.metric;
-    const p = await seriesPlan(tsdb, sub);
+    const p = (seriesPlanOf = await seriesPlan(tsdb, sub));
     if (!retained(metricName)) return { series: [], groupBy: [] };
     metricUid = p.metricUid;
     const plan = p.rows;
@@ -149,7 +151,7 @@ async function findSeries(tsdb: Tsdb, q: TsQuery, sub: SubQuery, limits: QueryLi
    * not a key regex per row), which also drops a series written since that does not match.
    */
   let seriesCheck: ((tsuid: Uint8Array) => boolean) | undefined;
-  if (filter !== undefined && !q.delete && sub.kind === 'metric' && rowTest !== undefined && (await tsdb.index.everyMatches(metricUid, rowTest, signal))) {
+  if (filter !== undefined && !q.delete && seriesPlanOf !== undefined && rowTest !== undefined && (await everySeriesMatches(tsdb, seriesPlanOf, signal))) {
     filter = undefined;
     seriesCheck = rowTest;
   }

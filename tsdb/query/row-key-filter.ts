@@ -35,6 +35,12 @@ export interface ResolvedTagFilter {
   readonly tagvs?: readonly Uint8Array[];
 }
 
+/** A filtered tagk of the key pattern. */
+export interface KeyEntry {
+  readonly tagk: Uint8Array;
+  readonly values: readonly Uint8Array[] | undefined;
+}
+
 export interface RowKeyFilterPlan {
   /** For a `keyRegex` RowFilter; undefined when no filter narrows the key. */
   readonly keyRegex: string | undefined;
@@ -46,11 +52,11 @@ export interface RowKeyFilterPlan {
    */
   readonly seriesTest: ((tsuid: Uint8Array) => boolean) | undefined;
   /**
-   * Tag pairs (tagk then tagv UID bytes) that every TSUID seriesTest accepts holds at a
-   * pair boundary: one per key entry of exactly one value. The series index looks its
-   * candidates up by them (SeriesIndex.matching) instead of testing every series.
+   * The key entries, in tagk-UID order: one per filtered tagk that is in the key, with
+   * its literal tagv UIDs (sorted), or undefined for any value. The series index reads
+   * their postings (series-plan.ts matchingSeries).
    */
-  readonly requiredPairs: readonly Uint8Array[];
+  readonly entries: readonly KeyEntry[];
   /** Filters still to check against each new series' tag names. */
   readonly postScan: readonly TagFilter[];
   /** Tagk UIDs to group by, sorted and distinct. */
@@ -102,13 +108,7 @@ export function planRowKeyFilter(widths: SchemaWidths, filters: readonly Resolve
   const keyRegex = narrowed ? keyPattern(widths, entries, explicit, widths.saltWidth + widths.metric + 4) : undefined;
   const seriesRegex = narrowed ? keyPattern(widths, entries, explicit, widths.metric) : undefined;
   const seriesTest = narrowed ? seriesMatcher(widths, entries, explicit) : undefined;
-  const requiredPairs = entries.filter((e) => e.values?.length === 1).map((e) => {
-    const pair = new Uint8Array(e.tagk.length + e.values![0]!.length);
-    pair.set(e.tagk, 0);
-    pair.set(e.values![0]!, e.tagk.length);
-    return pair;
-  });
-  return { keyRegex, seriesRegex, seriesTest, requiredPairs, postScan, groupBy };
+  return { keyRegex, seriesRegex, seriesTest, entries, postScan, groupBy };
 }
 
 /** The key pattern after `head` bytes (salt, metric, base time of a row key; metric of a TSUID). */

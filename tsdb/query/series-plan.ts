@@ -13,19 +13,29 @@
  * servers write the store too, their new series touch the metric once the change feed
  * brings them (catalog keepsSeries); without a feed, plans are not kept.
  */
+import { equalBytes } from '../../core/api/bytes.js';
 import { TsdbError } from '../errors.js';
+import type { PostingClause } from '../meta/postings.js';
 import type { Tsdb } from '../tsdb.js';
 import type { MetricSubQuery } from './query-model.js';
 import { literalsToResolve, planRowKeyFilter } from './row-key-filter.js';
+import { matchTagValue } from './tag-filter.js';
 import type { ResolvedTagFilter, RowKeyFilterPlan } from './row-key-filter.js';
 
 export interface SeriesPlan {
   readonly metricUid: Uint8Array;
   /** Undefined when a literal filter can match nothing (none of its values has a UID). */
   readonly rows: RowKeyFilterPlan | undefined;
+  /** The filters with their UIDs (empty when `rows` is undefined). */
+  readonly resolved: readonly ResolvedTagFilter[];
   /** The series index's answer to `rows.seriesRegex`, kept by matchingSeries. */
   matched?: { readonly limit: number; readonly tsuids: Uint8Array[] };
+  /** everySeriesMatches' answer, kept. */
+  every?: boolean;
 }
+
+/** A metric with more series than this is not checked by everySeriesMatches (false). */
+export const EVERY_MATCH_MAX_SERIES = 16_384;
 
 /** Plans kept (Tsdb.seriesPlans), at most; the oldest goes first. */
 export const MAX_SERIES_PLANS = 1024;
@@ -48,25 +58,68 @@ export async function seriesPlan(tsdb: Tsdb, sub: MetricSubQuery): Promise<Serie
 
 /**
  * TSUIDs of the plan's series matching its series regex, at most `limit` (as
- * SeriesIndex.matching), reusing the plan's last answer where it holds these too: a
- * complete one (fewer than its limit) for any limit, a cut one for limits up to its own.
- * REQUIRES plan.rows.seriesRegex.
+ * SeriesIndex.matching; a cut answer holds `limit` matches, not necessarily the first),
+ * reusing the plan's last answer where it holds these too: a complete one (fewer than its
+ * limit) for any limit, a cut one for limits up to its own. The series are found through
+ * the postings of the filtered tag values (postingClauses), not by reading every series of
+ * the metric. REQUIRES plan.rows.seriesRegex.
  */
 export async function matchingSeries(tsdb: Tsdb, plan: SeriesPlan, limit: number, signal?: AbortSignal): Promise<Uint8Array[]> {
   const m = plan.matched;
   if (m !== undefined && (m.tsuids.length < m.limit || limit <= m.limit)) return m.tsuids.length <= limit ? m.tsuids : m.tsuids.slice(0, limit);
   const rows = plan.rows!;
-  const tsuids = await tsdb.index.matching(plan.metricUid, rows.seriesRegex!, limit, signal, rows.seriesTest, rows.requiredPairs);
+  const clauses = await postingClauses(tsdb, plan, signal);
+  const tsuids = await tsdb.index.matching(plan.metricUid, clauses, limit, signal, rows.seriesTest);
   // Safe to keep even if the catalog moved meanwhile: the plan's entry is then out of date.
   plan.matched = { limit, tsuids };
   return tsuids;
+}
+
+/**
+ * One posting clause per key entry of the plan: its literal values; for a tagk whose
+ * filters are not literals in the key (wildcard, regexp, not_ and i types), the values of
+ * the tagk among the metric's series (their value rows) whose names pass every such
+ * filter of the tagk; any value when its only filters are pure `*` wildcards.
+ */
+async function postingClauses(tsdb: Tsdb, plan: SeriesPlan, signal?: AbortSignal): Promise<PostingClause[]> {
+  const out: PostingClause[] = [];
+  for (const e of plan.rows!.entries) {
+    if (e.values !== undefined) {
+      out.push(e);
+      continue;
+    }
+    const filters = plan.resolved
+      .filter((r) => equalBytes(r.tagk, e.tagk) && !((r.filter.type === 'wildcard' || r.filter.type === 'iwildcard') && r.filter.matchAll))
+      .map((r) => r.filter);
+    if (filters.length === 0) {
+      out.push(e);
+      continue;
+    }
+    const values = await tsdb.index.tagValues(plan.metricUid, e.tagk, signal);
+    const names = await Promise.all(values.map((v) => tsdb.tagvs.getName(v)));
+    out.push({ tagk: e.tagk, values: values.filter((_, i) => names[i] !== undefined && filters.every((f) => matchTagValue(f, names[i]!))) });
+  }
+  return out;
+}
+
+/**
+ * True when every series of the plan's metric passes its series test (the tag filters
+ * narrow nothing) and the metric has at most EVERY_MATCH_MAX_SERIES series; kept with
+ * the plan. False where series sets are not kept.
+ */
+export async function everySeriesMatches(tsdb: Tsdb, plan: SeriesPlan, signal?: AbortSignal): Promise<boolean> {
+  const test = plan.rows?.seriesTest;
+  if (test === undefined) return false;
+  plan.every ??= await tsdb.index.everyMatches(plan.metricUid, test, EVERY_MATCH_MAX_SERIES, signal);
+  return plan.every;
 }
 
 async function buildPlan(tsdb: Tsdb, sub: MetricSubQuery): Promise<SeriesPlan> {
   const metricUid = await tsdb.metrics.getId(sub.metric);
   if (metricUid === undefined) throw new TsdbError('TSDB_NO_SUCH_NAME', `No such name for 'metrics': '${sub.metric}'`);
   const resolved = await resolveFilters(tsdb, sub);
-  return { metricUid, rows: resolved === undefined ? undefined : planRowKeyFilter(tsdb.widths, resolved, { explicitTags: sub.explicitTags }) };
+  if (resolved === undefined) return { metricUid, rows: undefined, resolved: [] };
+  return { metricUid, rows: planRowKeyFilter(tsdb.widths, resolved, { explicitTags: sub.explicitTags }), resolved };
 }
 
 /** Tag keys and literal values to UIDs; undefined when a literal filter can match nothing. */

@@ -101,6 +101,7 @@ describe('config file keys', () => {
       'horae.query.last_cache_series': '1000', 'horae.ingest.put_worker_scan': 'true',
       'horae.ingest.group_window_ms': '40', 'horae.memory.budget_bytes': String(256 * 1024 * 1024),
       'horae.limits.new_series_per_hour': '100', 'horae.limits.new_series_per_day': '1000', 'horae.limits.series_per_metric': '50',
+      'horae.index.memory_bytes': '1048576', 'horae.index.idle_ms': '600000',
     };
     // horae.port, .bind, .data_dir and horae.storage.* set the server settings and the store's options.
     const tsdbKeys = Object.values(CONFIG_KEYS).filter((d) => d.part !== 'server' && d.part !== 'store').map((d) => d.key);
@@ -110,6 +111,7 @@ describe('config file keys', () => {
     expect(c.tsdb.durability).toBe('buffered');
     expect(c.tsdb.compactIdleMs).toBe(2);
     expect(c.tsdb.ingestGroupWindowMs).toBe(40);
+    expect([c.tsdb.indexMemoryBytes, c.tsdb.indexIdleMs]).toEqual([1048576, 600000]);
   });
 
   it('keeps the old names of the two compactions as aliases', () => {

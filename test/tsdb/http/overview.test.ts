@@ -44,7 +44,7 @@ describe('GET /api/horae/overview', () => {
     const { tsdb } = await openFixture();
     app = await buildServer({ tsdb });
     const o = await overview(app);
-    expect(o.tables.map((t) => t.name)).toEqual(['tsdb', 'tsdb-meta', 'tsdb-uid']);
+    expect(o.tables.map((t) => t.name)).toEqual(['tsdb', 'tsdb-meta', 'tsdb-postings', 'tsdb-uid']);
     const regions = dataRegions(o);
     expect(regions).toHaveLength(DEFAULT_WIDTHS.saltBuckets);
     expect(regions[0]!.start).toBe('');

@@ -15,7 +15,8 @@ describe('memory budget', () => {
     expect(heapLimitMb(256 * MiB)).toBe(192);
     expect(s.blockCacheBytes).toBe(32 * MiB);
     expect(s.memstoreTotalBytes).toBe(32 * MiB);
-    expect(s.seriesCacheEntries).toBe(32768); // 16 MiB / 512 B
+    expect(s.seriesCacheEntries).toBe(24576); // 3/8 of 32 MiB / 512 B
+    expect(s.indexMemoryBytes).toBe(4 * MiB);
     expect(s.uidCacheEntries).toBe(Math.floor((8 * MiB) / 6 / 128));
     expect(s.maxInflightPoints).toBe(65536); // 16 MiB / 256 B
     expect(s.maxBodyBytes).toBe(4 * MiB);
@@ -42,7 +43,7 @@ describe('memory budget', () => {
     const tsdb: { seriesCacheEntries?: number; uidCacheEntries?: number } = { uidCacheEntries: 77 };
     applyMemoryBudget(256 * MiB, store, tsdb);
     expect(store).toEqual({ blockCacheBytes: 5 * MiB, memstoreTotalBytes: 32 * MiB });
-    expect(tsdb).toMatchObject({ uidCacheEntries: 77, seriesCacheEntries: 32768, maxInflightPoints: 65536 });
+    expect(tsdb).toMatchObject({ uidCacheEntries: 77, seriesCacheEntries: 24576, maxInflightPoints: 65536 });
   });
 
   it('defaults to half the machine, at least the minimum', () => {

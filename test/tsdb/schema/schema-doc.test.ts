@@ -22,6 +22,7 @@ import { mergeRowCells } from '../../../tsdb/query/row-merge.js';
 import { DATA_FAMILY } from '../../../tsdb/tables.js';
 import { decodeBeat, encodeBeat } from '../../../tsdb/meta/servers.js';
 import { CHANGE_FAMILY, CHANGE_QUALIFIER, changeKey, decodeChange, encodeChange } from '../../../tsdb/meta/change-log.js';
+import { BUILT_KEY, BUILT_VERSION, POSTINGS_QUALIFIER, decodePostingKey, postingRows } from '../../../tsdb/meta/postings.js';
 
 const PATH = 'tsdb/SCHEMA.md';
 const doc = readFormatDoc(PATH);
@@ -208,6 +209,24 @@ describe('tsdb/SCHEMA.md examples', () => {
     const value = cell!.subarray(head.length);
     expect(claimedHour(value)).toBe(Date.UTC(2026, 0, 9, 19) / 1000);
     expect(toHex(encodeClaim(Date.UTC(2026, 0, 9, 19) / 1000, fromHex('00000000000000dd')))).toBe(toHex(value));
+  });
+
+  it('Series postings: the rows of the series of "TSUID" decode to what the comments say, and are what the writer writes', () => {
+    const [host, dc, value, built] = hexBlocks('Series postings');
+    const tsuid = ex('TSUID');
+    const h = decodePostingKey(DEFAULT_WIDTHS, host!)!;
+    expect([toHex(h.metric), toHex(h.tagk), toHex(h.tagv), toHex(h.tsuid)]).toEqual(['000001', '000001', '000001', toHex(tsuid)]);
+    const d = decodePostingKey(DEFAULT_WIDTHS, dc!)!;
+    expect([toHex(d.metric), toHex(d.tagk), toHex(d.tagv), toHex(d.tsuid)]).toEqual(['000001', '000002', '000003', toHex(tsuid)]);
+    // Not postings: a value row, a key cut short, a pair's worth of bytes missing.
+    expect(decodePostingKey(DEFAULT_WIDTHS, value!)).toBeUndefined();
+    expect(decodePostingKey(DEFAULT_WIDTHS, host!.subarray(0, host!.length - 1))).toBeUndefined();
+    expect(decodePostingKey(DEFAULT_WIDTHS, host!.subarray(0, 10))).toBeUndefined();
+    // The writer's rows for the series: each posting then its value row, in pair order.
+    const rows = postingRows(DEFAULT_WIDTHS, [tsuid]);
+    expect(rows.map((r) => toHex(r.key))).toEqual([toHex(host!), '76000001000001000001', toHex(dc!), toHex(value!)]);
+    for (const r of rows) expect(r.mutations).toEqual([{ type: 'put', family: 'p', qualifier: POSTINGS_QUALIFIER, value: new Uint8Array(0) }]);
+    expect(toHex(built!)).toBe(toHex(concatBytes(BUILT_KEY, POSTINGS_QUALIFIER, Uint8Array.from([BUILT_VERSION]))));
   });
 
   it('Server heartbeats: the row key is the id in ASCII, the value a beat decodeBeat reads back', () => {
