@@ -129,8 +129,7 @@ export class Tsdb {
     this.compactor = readBack ?? new StoreCompaction(data, () => this.retentionResolved());
     this.retentionSweeper = storeCompresses || !this.hasRetention ? undefined : new RetentionSweeper({
       data, widths: this.widths, retention: this.retentionConfig, now, server: randomBytes(8),
-      metricIds: () => this.metrics.usedIds(),
-      metricName: (id) => this.metrics.getName(id),
+      metrics: () => this.metrics.allNames(),
       ...(changes === undefined ? {} : { claims: changes }),
     });
     // Kept where this process is the one writer, or hears of the others' writes (change log).

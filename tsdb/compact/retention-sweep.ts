@@ -24,7 +24,6 @@ import type { Table } from '../../core/api/store.js';
 import { writeBaseTimeAt } from '../schema/row-key.js';
 import { saltBytes } from '../schema/salt.js';
 import type { SchemaWidths } from '../schema/widths.js';
-import { encodeId } from '../uid/uid-table.js';
 import type { RetentionConfig } from './retention.js';
 import { retentionOfName } from './retention.js';
 
@@ -54,10 +53,8 @@ export interface RetentionSweepDeps {
   readonly data: Table;
   readonly widths: SchemaWidths;
   readonly retention: RetentionConfig;
-  /** Metric ids assigned so far (the counter: 1..n). */
-  readonly metricIds: () => Promise<number>;
-  /** A metric's current name (undefined: an id handed out and never named). */
-  readonly metricName: (id: Uint8Array) => Promise<string | undefined>;
+  /** Every metric's UID and current name (UidTable.allNames). */
+  readonly metrics: () => Promise<ReadonlyArray<readonly [Uint8Array, string]>>;
   /** The change-log table, where other servers share the store; claims are kept there. */
   readonly claims?: Table;
   /** This server, in its claims (8 bytes). */
@@ -151,13 +148,9 @@ export class RetentionSweeper {
 
   /** The key ranges of expired rows, per bucket of `buckets` and metric with a retention. */
   private async expiredRanges(buckets: readonly number[], now: number): Promise<Array<{ start: Uint8Array; end: Uint8Array }>> {
-    const { saltWidth, metric: width } = this.deps.widths;
+    const { saltWidth } = this.deps.widths;
     const out: Array<{ start: Uint8Array; end: Uint8Array }> = [];
-    const n = Math.min(await this.deps.metricIds(), 2 ** (8 * width) - 1);
-    for (let i = 1; i <= n; i++) {
-      const id = encodeId(i, width);
-      const name = await this.deps.metricName(id);
-      if (name === undefined) continue;
+    for (const [id, name] of await this.deps.metrics()) {
       const keep = retentionOfName(this.deps.retention, name);
       if (keep === undefined) continue;
       // A row is expired once its whole hour is: base + 1 h <= now - keep.

@@ -171,6 +171,25 @@ export class UidTable {
     return s;
   }
 
+  /**
+   * Every (id, name) of this kind, in id order: one scan of the reverse rows of the ids
+   * handed out so far (an id handed out and never named is left out). Nothing is cached.
+   */
+  async allNames(): Promise<Array<[Uint8Array, string]>> {
+    const out: Array<[Uint8Array, string]> = [];
+    const used = Math.min(await this.usedIds(), this.maxId);
+    if (used <= 0) return out;
+    const end = used + 1 > this.maxId ? undefined : encodeId(used + 1, this.width);
+    const spec = { start: encodeId(1, this.width), ...(end === undefined ? {} : { end }), families: [UID_FAMILY_NAME] };
+    for await (const batch of this.table.scan(spec)) {
+      for (const row of batch) {
+        const name = row.key.length === this.width ? this.cellValue(row.cells, UID_FAMILY_NAME) : undefined;
+        if (name !== undefined) out.push([row.key, fromUtf8(name)]);
+      }
+    }
+    return out;
+  }
+
   /** Names of this kind starting with `prefix`, in byte order, at most `max`. */
   async namesWithPrefix(prefix: string, max: number): Promise<string[]> {
     const out: string[] = [];

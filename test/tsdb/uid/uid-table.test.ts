@@ -34,6 +34,19 @@ describe('UidTable', () => {
     expect(idKey((await k.getId('dc'))!)).toBe('000002');
   });
 
+  it('lists every name of a kind with its id in one scan (renamed names as they are now, unnamed ids left out)', async () => {
+    const table = await uidTable();
+    const m = new UidTable(table, 'metric', 3, 100);
+    const v = new UidTable(table, 'tagv', 3, 100);
+    for (const n of ['a', 'b', 'c', 'abc']) await m.getOrCreateId(n);
+    for (const n of ['x', 'y', 'z', 'w', 'u']) await v.getOrCreateId(n); // tagv ids 1..5 share row keys with the metrics'
+    await m.rename('b', 'b2');
+    await table.increment(Uint8Array.of(0), { family: 'id', qualifier: new TextEncoder().encode('metrics') }, 1n); // id 5: handed out, never named
+    await m.getOrCreateId('d');
+    expect((await m.allNames()).map(([id, n]) => `${idKey(id)} ${n}`)).toEqual(['000001 a', '000002 b2', '000003 c', '000004 abc', '000006 d']);
+    expect(await new UidTable(table, 'tagk', 3, 100).allNames()).toEqual([]);
+  });
+
   it('gives one id per name when many writers race (two processes, many concurrent calls)', async () => {
     const table = await uidTable();
     const a = new UidTable(table, 'tagv', 3, 1000);
