@@ -60,13 +60,34 @@ export interface CardinalityDeps {
   readonly refreshMs?: number;
 }
 
+/** A UID as a map key: its value as a number (widths up to 6 bytes), else its bytes as latin1. */
+type UidKey = number | string;
+
+function uidKey(k: Uint8Array, at: number, width: number): UidKey {
+  if (width > 6) return latin1(k.subarray(at, at + width));
+  let n = 0;
+  for (let i = at; i < at + width; i++) n = n * 256 + k[i]!;
+  return n;
+}
+
+function uidOfKey(key: UidKey, width: number): Uint8Array {
+  if (typeof key === 'string') return Uint8Array.from(key, (ch) => ch.charCodeAt(0));
+  const out = new Uint8Array(width);
+  let n = key;
+  for (let i = width - 1; i >= 0; i--) {
+    out[i] = n % 256;
+    n = Math.floor(n / 256);
+  }
+  return out;
+}
+
 interface Counts {
   readonly stamp: number;
   readonly atMs: number;
   readonly tookMs: number;
   readonly series: number;
-  readonly byMetric: ReadonlyMap<string, number>;
-  readonly byTagk: ReadonlyMap<string, number>;
+  readonly byMetric: ReadonlyMap<UidKey, number>;
+  readonly byTagk: ReadonlyMap<UidKey, number>;
 }
 
 export class Cardinality {
@@ -91,8 +112,8 @@ export class Cardinality {
       series: c.series,
       metricCount: c.byMetric.size,
       tagKeyCount: c.byTagk.size,
-      metrics: await named(c.byMetric, top, this.deps.metrics),
-      tagKeys: await named(c.byTagk, top, this.deps.tagks),
+      metrics: await named(c.byMetric, top, this.deps.metrics, this.deps.widths.metric),
+      tagKeys: await named(c.byTagk, top, this.deps.tagks, this.deps.widths.tagk),
       newSeries: { lastHour: lim.newLastHour, lastDay: lim.newLastDay, perMinute: lim.newPerMinute },
       refused: lim.refused,
     };
@@ -119,8 +140,8 @@ export class Cardinality {
     this.reads++;
     const w = this.deps.widths;
     const pair = w.tagk + w.tagv;
-    const byMetric = new Map<string, number>();
-    const byTagk = new Map<string, number>();
+    const byMetric = new Map<UidKey, number>();
+    const byTagk = new Map<UidKey, number>();
     let series = 0;
     const table = await this.deps.index();
     for await (const rows of table.scan({ families: [META_FAMILY], batchRows: 1024, borrowValues: true })) {
@@ -128,10 +149,10 @@ export class Cardinality {
         const k = r.key;
         if (k.length < w.metric) continue;
         series++;
-        const m = latin1(k.subarray(0, w.metric));
+        const m = uidKey(k, 0, w.metric);
         byMetric.set(m, (byMetric.get(m) ?? 0) + 1);
         for (let o = w.metric; o + pair <= k.length; o += pair) {
-          const t = latin1(k.subarray(o, o + w.tagk));
+          const t = uidKey(k, o, w.tagk);
           byTagk.set(t, (byTagk.get(t) ?? 0) + 1);
         }
       }
@@ -141,12 +162,12 @@ export class Cardinality {
 }
 
 /** The `top` largest counts with their names, most first, ties by name. */
-async function named(counts: ReadonlyMap<string, number>, top: number, uids: UidTable): Promise<CardinalityEntry[]> {
+async function named(counts: ReadonlyMap<UidKey, number>, top: number, uids: UidTable, width: number): Promise<CardinalityEntry[]> {
   // The top by count (ties at the cut by UID), names only for those; then ties by name.
   const best = [...counts].sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1)).slice(0, top);
   const out: CardinalityEntry[] = [];
   for (const [id, series] of best) {
-    const uid = Uint8Array.from(id, (ch) => ch.charCodeAt(0));
+    const uid = uidOfKey(id, width);
     const name = await uids.getName(uid);
     out.push({ name: name ?? Buffer.from(uid).toString('hex').toUpperCase(), series });
   }
