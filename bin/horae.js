@@ -26,9 +26,9 @@ if (stale !== undefined) {
     process.exit(1);
   }
 }
-// `horae serve` runs in a child node with the heap limit of its memory budget
-// (dist/tsdb/cli/heap-relaunch.js); signals are forwarded, its exit status is ours.
-const { heapRelaunchMb, runWithHeapLimit } = await import(new URL('../dist/tsdb/cli/heap-relaunch.js', import.meta.url).href);
+// `horae serve` runs on a worker thread with the heap limit of its memory budget
+// (dist/tsdb/cli/heap-limit.js); signals are handed to it, its exit status is ours.
+const { heapRelaunchMb, runWithHeapLimit } = await import(new URL('../dist/tsdb/cli/heap-limit.js', import.meta.url).href);
 const args = process.argv.slice(2);
 const mb = heapRelaunchMb(args, process.env, process.execArgv);
 if (mb !== undefined) process.exit(await runWithHeapLimit(main, args, mb));

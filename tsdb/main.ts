@@ -17,7 +17,7 @@ import { startServer } from './server/server.js';
 import { checkBeforeOpen } from './server/store-check.js';
 import { DEFAULT_TSDB_CONFIG } from './config.js';
 import { applyMemoryBudget } from './memory/budget.js';
-import { followParent } from './cli/heap-relaunch.js';
+import { onStopSignal } from './cli/heap-limit.js';
 import { VERSION } from './version.js';
 
 async function main(): Promise<void> {
@@ -31,8 +31,6 @@ async function main(): Promise<void> {
   for (const w of s.warnings) process.stderr.write(`warning: ${w}\n`);
   // Every memory bound not set on its own takes its share of the budget (memory/budget.ts).
   applyMemoryBudget(s.tsdb.memoryBudgetBytes ?? DEFAULT_TSDB_CONFIG.memoryBudgetBytes, s.store, s.tsdb);
-  // Started by bin/horae.js with the heap limit (cli/heap-relaunch.ts): end with the parent.
-  followParent();
   // Before the store opens: a bad tokens file stops the start with its file:line.
   const auth = loadTokenAuth({ authTokensFile: s.tsdb.authTokensFile ?? '', authTokens: s.tsdb.authTokens ?? '' },
     (w) => process.stderr.write(`warning: ${w}\n`));
@@ -70,8 +68,8 @@ async function main(): Promise<void> {
       },
     );
   };
-  process.on('SIGINT', () => stop('SIGINT'));
-  process.on('SIGTERM', () => stop('SIGTERM'));
+  // On the main thread, or on the thread bin/horae.js runs the server on (cli/heap-limit.ts).
+  onStopSignal(stop);
 }
 
 if (process.argv[1] !== undefined && import.meta.url === new URL(`file://${resolve(process.argv[1])}`).href) {

@@ -149,7 +149,8 @@ export function statsByName(points: ReadonlyArray<{ metric: string; value: numbe
 /** The one live leaf of a process tree: the server under `npm` (and `sh`). */
 function isServer(pid: number): boolean {
   try {
-    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('tsdb/main.js');
+    const cmd = readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return cmd.includes('tsdb/main.js') || cmd.includes('bin/horae.js');
   } catch {
     return false;
   }
@@ -158,8 +159,9 @@ function isServer(pid: number): boolean {
 function serverOf(root: number): number {
   const tree = processTree(root);
   const parents = new Set(tree.map(parentPid));
-  // The server is the node leaf running dist/tsdb/main.js (bin/horae.js re-executes it with
-  // the heap limit; a rebuild of a stale dist/ leaves esbuild's service beside it).
+  // The server is the node leaf running bin/horae.js (the server on a heap-limited worker
+  // thread of it; older builds: a child node running dist/tsdb/main.js; a rebuild of a stale
+  // dist/ left esbuild's service beside it).
   const leaves = tree.filter((p) => !parents.has(p) && isServer(p));
   if (leaves.length !== 1) throw new Error(`expected one server process under pid ${root}, found ${leaves.length} (${leaves.join(', ')})`);
   return leaves[0]!;

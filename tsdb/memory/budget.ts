@@ -1,8 +1,8 @@
 /**
  * The memory budget (horae.memory.budget_bytes): one figure for the whole process, from
  * which every memory bound that is not set on its own takes its share. `horae serve` sets
- * V8's heap limit from it (bin/horae.js relaunches node with --max-old-space-size,
- * cli/heap-relaunch.ts), the store gets its memstore and block-cache bytes, the catalog
+ * V8's heap limit from it (bin/horae.js runs the server on a worker thread with that
+ * old-space limit, cli/heap-limit.ts), the store gets its memstore and block-cache bytes, the catalog
  * its cache entries, the write path its in-flight points; past the heap share the server
  * refuses writes and queries (memory/guard.ts) instead of dying of heap exhaustion.
  *

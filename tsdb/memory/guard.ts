@@ -3,7 +3,7 @@
  * the server refuses work before V8 runs out of heap, instead of dying of it.
  *
  * The limit is the heap share of horae.memory.budget_bytes, or V8's own heap limit when
- * that is lower (a process started without the relaunch of bin/horae.js). The heap is
+ * that is lower (a server not started on bin/horae.js's heap-limited thread). The heap is
  * sampled on demand: by check() (each HTTP write and query), and by over() (telnet) when
  * the last sample is older than SAMPLE_MS. Only the work the guard admits makes the heap
  * grow, so an idle server is not woken to sample it: the timer samples every SAMPLE_MS
