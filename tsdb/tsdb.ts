@@ -283,12 +283,12 @@ export class Tsdb {
         if (hints !== undefined) for (let i = 0; i < keys.length; i++) hints.written(keys[i]!, c.series[i]![1]);
         break;
       }
-      case 'writtenMetrics':
-        for (const [m, hour] of c.metrics) {
-          this.lastValues?.forgetMetric(latin1(m));
-          this.newestHours?.distrustMetric(latin1(m), hour);
-        }
+      case 'writtenMetrics': {
+        const metrics = new Map(c.metrics.map(([m, hour]) => [latin1(m), hour] as const));
+        for (const m of metrics.keys()) this.lastValues?.forgetMetric(m);
+        this.newestHours?.distrustMetrics(metrics, this.widths.metric);
         break;
+      }
       case 'delete':
       case 'unknown':
         this.forgetNewestPoints();

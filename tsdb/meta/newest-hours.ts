@@ -16,9 +16,10 @@
  * reach `written` through the change log (meta/change-log.ts) after they are stored, as
  * this process's own do before: a hint is then too old only until the log has been read
  * (docs/SCALING.md states the bound); a batch too big to list by series distrusts the
- * hints of its metrics older than its newest hour (`distrustMetric`). Rows removed later (DELETE /api/query, TTL, a write that failed after it was reported)
- * leave a hint pointing at an empty or missing row: the reader then `forget`s it (the hint
- * stays as an untrusted lower bound) and falls back to the scan for that series.
+ * hints of its metrics older than its newest hour (`distrustMetrics`). Rows removed later
+ * (DELETE /api/query, retention, a write that failed after it was reported) leave a hint
+ * pointing at an empty or missing row: the reader then `forget`s it (the hint stays as an
+ * untrusted lower bound) and falls back to the scan for that series.
  *
  * Bounded: at most `maxSeries` series; past that the oldest-inserted eighth is dropped.
  * A drop loses what writes reported, so trust is suspended (`beginRead` answers -1) until
@@ -87,12 +88,16 @@ export class NewestHours {
   }
 
   /**
-   * Another server wrote series of metric `metric` (UID as latin1) into hours up to
-   * `baseSec`, too many to list: the metric's trusted hints older than that are distrusted
-   * (one pass over the hints).
+   * Another server wrote series of these metrics (UID as latin1, `metricWidth` chars → the
+   * newest base hour written, epoch s), too many to list: their trusted hints older than
+   * that are distrusted (one pass over the hints).
    */
-  distrustMetric(metric: string, baseSec: number): void {
-    for (const [k, v] of this.hours) if (v % 2 === 1 && (v - 1) / 2 < baseSec && k.startsWith(metric)) this.hours.set(k, v - 1);
+  distrustMetrics(metrics: ReadonlyMap<string, number>, metricWidth: number): void {
+    for (const [k, v] of this.hours) {
+      if (v % 2 === 0) continue;
+      const hour = metrics.get(k.slice(0, metricWidth));
+      if (hour !== undefined && (v - 1) / 2 < hour) this.hours.set(k, v - 1);
+    }
   }
 
   /** Trust nothing until reads establish it again (what writes reported is kept). */
