@@ -28,8 +28,8 @@ import { FEED_POLL_MS, changesTableSpec } from './meta/change-log.js';
 import type { Change } from './meta/change-log.js';
 import { Catalog } from './catalog/catalog.js';
 import type { KeptByMetric } from './catalog/catalog.js';
-import { MAX_SERIES_PLANS } from './query/series-plan.js';
-import type { SeriesPlan } from './query/series-plan.js';
+import { MAX_SERIES_PLANS } from './query/series-plan-types.js';
+import type { SeriesPlan } from './query/series-plan-types.js';
 import { resolveTsdbConfig } from './config.js';
 import type { TsdbConfig } from './config.js';
 import { TsdbError } from './errors.js';
@@ -41,7 +41,7 @@ import type { UidKind } from './uid/uid-kind.js';
 import type { SeriesIndex } from './meta/series-index.js';
 import type { UidTable } from './uid/uid-table.js';
 import { Ingestor } from './write/ingest.js';
-import type { DirtyMark } from './write/ingest.js';
+import type { DirtyMark } from './write/dirty-mark.js';
 import type { SeriesEntry } from './write/write-group.js';
 
 export interface OpenTsdbOptions {

@@ -25,7 +25,7 @@ import { hourCellQualifier, isHourCellQualifier } from '../schema/qualifier.js';
 import { baseTimeOfKey } from '../schema/row-key.js';
 import type { SchemaWidths } from '../schema/widths.js';
 import { DATA_FAMILY } from '../tables.js';
-import type { DirtyMark } from '../write/ingest.js';
+import type { DirtyMark } from '../write/dirty-mark.js';
 
 export interface HourCompactorDeps {
   readonly data: Table;

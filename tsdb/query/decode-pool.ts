@@ -16,7 +16,7 @@ import type { TsdbErrorCode } from '../errors.js';
 import { isDataPointCell } from './row-merge.js';
 import type { WorkerIn, WorkerOut, WorkerSeries } from './decode-worker.js';
 import type { FormatOptions } from './format-json.js';
-import type { PackedSeries } from './format-parallel.js';
+import type { PackedSeries } from './packed-series.js';
 import type { PipelineSpec } from './pipeline.js';
 import { RowPacker } from './row-pack.js';
 import type { JsonPutScan } from '../write/put-json-fast.js';

@@ -28,7 +28,7 @@ import type { MetricSubQuery, SubQuery, TsQuery } from './query-spec.js';
 import { rateOf, subQueryEcho } from './query-spec.js';
 import { tsuidKeyRegex } from './row-key-filter.js';
 import { everySeriesMatches, matchingSeries, seriesPlan } from './series-plan.js';
-import type { SeriesPlan } from './series-plan.js';
+import type { SeriesPlan } from './series-plan-types.js';
 import { rowDownsampleOf, summaryUseOf } from './point-append.js';
 import { checkDeadline, scanSeries } from './scanner.js';
 import type { SeriesNames } from '../catalog/series-names.js';

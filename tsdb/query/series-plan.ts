@@ -20,25 +20,11 @@ import type { Tsdb } from '../tsdb.js';
 import type { MetricSubQuery } from './query-model.js';
 import { literalsToResolve, planRowKeyFilter } from './row-key-filter.js';
 import { matchTagValue } from './tag-filter.js';
-import type { ResolvedTagFilter, RowKeyFilterPlan } from './row-key-filter.js';
-
-export interface SeriesPlan {
-  readonly metricUid: Uint8Array;
-  /** Undefined when a literal filter can match nothing (none of its values has a UID). */
-  readonly rows: RowKeyFilterPlan | undefined;
-  /** The filters with their UIDs (empty when `rows` is undefined). */
-  readonly resolved: readonly ResolvedTagFilter[];
-  /** The series index's answer to `rows.seriesRegex`, kept by matchingSeries. */
-  matched?: { readonly limit: number; readonly tsuids: Uint8Array[] };
-  /** everySeriesMatches' answer, kept. */
-  every?: boolean;
-}
+import type { ResolvedTagFilter } from './row-key-filter.js';
+import type { SeriesPlan } from './series-plan-types.js';
 
 /** A metric with more series than this is not checked by everySeriesMatches (false). */
 export const EVERY_MATCH_MAX_SERIES = 16_384;
-
-/** Plans kept (Tsdb.seriesPlans), at most; the oldest goes first. */
-export const MAX_SERIES_PLANS = 1024;
 
 /** The plan of `sub` (see the file header); throws TSDB_NO_SUCH_NAME for an unknown metric or tag key. */
 export async function seriesPlan(tsdb: Tsdb, sub: MetricSubQuery): Promise<SeriesPlan> {

@@ -37,6 +37,7 @@ import type { IncomingPoint } from './data-point.js';
 import { KnownSeriesPoints, newScannedPoint } from './put-entry.js';
 import type { PointOutcome, PointSource } from './put-entry.js';
 import { SeriesCreator } from './series-creation.js';
+import type { DirtyMark } from './dirty-mark.js';
 import { WriteGroup } from './write-group.js';
 import type { SeriesEntry } from './write-group.js';
 
@@ -67,14 +68,6 @@ export interface IngestDeps {
   readonly announceWritten?: (series: Iterable<readonly [string, number]>) => Promise<void>;
 }
 
-/**
- * Handle returned by onRowWritten: the writer updates lastWriteMs on every later point
- * of the row, and reports the row again once `live` turns false (the row was compacted).
- */
-export interface DirtyMark {
-  lastWriteMs: number;
-  live: boolean;
-}
 
 
 export interface IngestStats {

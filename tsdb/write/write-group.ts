@@ -16,7 +16,7 @@ import type { SchemaWidths } from '../schema/widths.js';
 import { DATA_FAMILY } from '../tables.js';
 import { MAX_SECOND_TIMESTAMP } from './data-point.js';
 import type { IncomingPoint } from './data-point.js';
-import type { DirtyMark } from './ingest.js';
+import type { DirtyMark } from './dirty-mark.js';
 
 /**
  * What the writer keeps per series: the catalog's entry (its key template and identity,
