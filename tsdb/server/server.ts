@@ -167,6 +167,7 @@ function memoryStats(m: MemoryGuard): Record<string, number> {
     'horae.memory.heap_used_bytes': s.heapUsedBytes,
     'horae.memory.over_budget': s.over ? 1 : 0,
     'horae.memory.pressure_episodes': s.pressureEpisodes,
+    'horae.memory.idle_collections': s.idleCollections,
     'horae.memory.refusals': s.refusals,
   };
 }

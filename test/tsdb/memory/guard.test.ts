@@ -83,4 +83,31 @@ describe('memory guard', () => {
     expect(g.over()).toBe(false);
     g.close();
   });
+
+  it('collects once when idle after the heap grew, not while work goes on or without growth', () => {
+    let used = 40 * MiB;
+    let collected = 0;
+    const g = new MemoryGuard({ budgetBytes: 1024 * MiB, heapUsed: () => used, v8Limit: 4096 * MiB, timer: false, collect: () => { collected++; used = 42 * MiB; } });
+    g.tick();
+    expect(collected).toBe(0); // no growth
+    used = 60 * MiB; // +20 MiB over the lowest seen (40): past max(8 MiB, 25%)
+    g.check(); // work admitted in this interval
+    g.tick();
+    expect(collected).toBe(0);
+    g.tick(); // a whole interval with no work
+    expect(collected).toBe(1);
+    expect(g.stats().idleCollections).toBe(1);
+    g.tick();
+    expect(collected).toBe(1); // 42 MiB now: no growth since
+    used = 49 * MiB; // +7 MiB over 42: under 8 MiB
+    g.tick();
+    expect(collected).toBe(1);
+    used = 60 * MiB;
+    expect(g.over()).toBe(false); // telnet's over() is work too
+    g.tick();
+    expect(collected).toBe(1);
+    g.tick();
+    expect(collected).toBe(2);
+    g.close();
+  });
 });
