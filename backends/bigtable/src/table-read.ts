@@ -68,6 +68,23 @@ export async function* scanRows(ctx: StoreContext, t: TableState, s: NormalizedS
   }
 }
 
+/**
+ * The keys of every row of `range` (cells, TTLs and versions aside), in pages of
+ * `batchRows`: each row read as one cell with its value stripped (deleteRange's read).
+ */
+export async function* scanKeys(ctx: StoreContext, t: TableState, range: KeyRange, batchRows: number, signal: AbortSignal | undefined): AsyncGenerator<Uint8Array[]> {
+  const filter: IRowFilter = { chain: { filters: [{ cellsPerRowLimitFilter: 1 }, { stripValueTransformer: true }] } };
+  let after: Uint8Array | undefined;
+  for (;;) {
+    checkOpen(ctx);
+    throwIfAborted(signal);
+    const rows = await readPage(ctx, t, range, after, batchRows, false, filter, signal);
+    if (rows.length > 0) yield rows.map((r) => r.key);
+    if (rows.length < batchRows) return;
+    after = rows[rows.length - 1]!.key;
+  }
+}
+
 /** Up to `limit` rows of `range` after (forward) or before (reverse) `after`. */
 async function readPage(
   ctx: StoreContext, t: TableState, range: KeyRange, after: Uint8Array | undefined, limit: number,
