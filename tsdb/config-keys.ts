@@ -345,7 +345,7 @@ export const CONFIG_KEYS = {
   },
   // ---- index -------------------------------------------------------------------------
   indexMemoryBytes: {
-    key: 'horae.index.memory_bytes', part: 'index', type: 'int', min: 65536, max: 1e12, default: 64 * 1024 * 1024,
+    key: 'horae.index.memory_bytes', part: 'index', type: 'int', min: 4096, max: 1e12, default: 64 * 1024 * 1024,
     help: 'bytes of the series index\'s in-memory copy (the series written lately); past it the least recently seen go, read from disk when written again',
   },
   indexIdleMs: {

@@ -325,6 +325,11 @@ export class Tsdb {
     add('horae.ingest.inflight_points', ing.inflightPoints);
     add('horae.ingest.series_created', ing.seriesCreated);
     const lim = this.catalog.limiter.stats();
+    const ix = this.index.stats();
+    add('horae.index.series', ix.series);
+    add('horae.index.bytes', ix.bytes);
+    add('horae.index.left', ix.aged, { why: 'idle' });
+    add('horae.index.left', ix.evicted, { why: 'bytes' });
     add('horae.series.new', lim.newLastHour, { window: '1h' });
     add('horae.series.new', lim.newLastDay, { window: '24h' });
     for (const [limit, n] of Object.entries(lim.refused)) add('horae.limits.refused', n, { limit });

@@ -37,10 +37,10 @@ function storeOptions(config: string): Partial<EmbeddedOptions> {
   return { ...parseConfigText(config, 'model.conf').store, blockSizeBytes: 512, maintenanceIntervalMs: 0 };
 }
 
-function memory(name: string, config: string): Deployment {
+function memory(name: string, config: string, manySeries = false): Deployment {
   let store: Store | undefined;
   return {
-    name, config, persistent: false,
+    name, config, persistent: false, manySeries,
     async open(clock) {
       return (store ??= await openMemoryStore({ clock }));
     },
@@ -86,6 +86,14 @@ function onErrorFs(name: string, config: string): Deployment {
   };
 }
 
+/**
+ * Caches far smaller than the run's ~600 series: the writer's series entries and the UID
+ * caches at their minimum (16), the series index's copy in 4 KiB (about 60 series), a
+ * series idle for 10 minutes out of it, 8 last points.
+ */
+const TINY_CACHES = 'horae.write.series_cache_entries = 16\nhorae.uid.cache_entries = 16\nhorae.index.memory_bytes = 4096\n' +
+  'horae.index.idle_ms = 600000\nhorae.query.last_cache_series = 8';
+
 const DEPLOYMENTS: Array<[string, (name: string) => Deployment]> = [
   ['memory, defaults, no background hour compaction', (n) => memory(n, QUIET_HOURS)],
   ['memory, scans only, no decode workers, no salt, eager hour compaction',
@@ -96,6 +104,7 @@ const DEPLOYMENTS: Array<[string, (name: string) => Deployment]> = [
     (n) => embedded(n, `horae.query.exact_max_rows = 0\nhorae.query.decode_threads = 0\n${EAGER_HOURS}\n${TINY_STORE}`, {}, RETENTION)],
   ['embedded on an error-injecting file system, tiny store',
     (n) => onErrorFs(n, `horae.query.decode_threads = 0\n${TINY_STORE}\n${QUIET_HOURS}`)],
+  ['memory, many series, tiny caches', (n) => memory(n, `${TINY_CACHES}\n${QUIET_HOURS}`, true)],
 ];
 
 describe('the time-series layer vs a plain OpenTSDB reference (randomized)', () => {
@@ -108,6 +117,8 @@ describe('the time-series layer vs a plain OpenTSDB reference (randomized)', () 
           if (process.env.TSDB_MODEL_VERBOSE !== undefined) console.log(name, seed, JSON.stringify(stats));
           expect(stats.points).toBeGreaterThan(0);
           if (dep.errors !== undefined) expect(stats.injected, 'errors injected').toBeGreaterThan(0);
+          // Series left the index copy and were read from disk again (by its bytes or by age; dropcaches, deletes and restarts empty it too).
+          if (dep.manySeries === true) expect(stats.indexEvicted + stats.indexAged, 'series out of the index copy').toBeGreaterThan(0);
         } finally {
           await dep.destroy();
         }

@@ -14,8 +14,8 @@
  */
 
 /** Entries and arena bytes of the smallest table. */
-const MIN_ENTRIES = 64;
-const MIN_ARENA = 1024;
+const MIN_ENTRIES = 16;
+const MIN_ARENA = 256;
 /** Bytes per entry besides its TSUID: offset 4, length 2, seen 4, two hash slots of 4. */
 const ENTRY_BYTES = 18;
 

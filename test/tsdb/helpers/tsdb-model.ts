@@ -53,6 +53,8 @@ export interface Deployment {
   readonly errors?: ErrorFileSystem;
   /** Retention, when the config sets one (its keys come from retentionConfig()). */
   readonly retention?: Retention;
+  /** Many series a metric (World's manySeries), for deployments with small caches. */
+  readonly manySeries?: boolean;
   /** Checks at the end of a run (e.g. that regions split). */
   verify?(store: Store): Promise<void>;
   /** Removes what the deployment made (directories). */
@@ -73,6 +75,9 @@ export interface ModelStats {
   readonly retries: number;
   readonly points: number;
   readonly injected: number;
+  /** Series that left the series index's in-memory copy (by its byte bound, by age), over every server of the run. */
+  readonly indexEvicted: number;
+  readonly indexAged: number;
 }
 
 /** 2026-06-01T09:23:17.345Z: a fake clock for the server, so hours close as the run goes. */
@@ -126,7 +131,7 @@ export function modelSteps(): number {
 
 export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
   const dep = o.deployment;
-  const world = new World(o.seed);
+  const world = new World(o.seed, dep.manySeries === true);
   const r = world.r;
   const ref = new ReferenceStore();
   const clock = { now: T0 };
@@ -176,12 +181,17 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
   const port = (): number => server!.port;
   const now = (): number => clock.now;
 
+  let indexEvicted = 0;
+  let indexAged = 0;
   const start = async (): Promise<void> => {
     store = await dep.open(now);
     injectedAtOpen = dep.errors?.injected() ?? 0;
     server = await startServer({ store, port: 0, bind: '127.0.0.1', config, ownsStore: false, now });
   };
   const stop = async (): Promise<void> => {
+    const ix = server?.tsdb.index.stats();
+    indexEvicted += ix?.evicted ?? 0;
+    indexAged += ix?.aged ?? 0;
     await server?.stop();
     server = undefined;
     if (store !== undefined) await dep.close(store);
@@ -408,7 +418,7 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
       if (x < 400) {
         const how = x < 150 ? 'telnet' : x < 270 ? 'json' : x < 370 ? 'msgpack' : 'import';
         count(`put ${how}`);
-        const pts = world.points(clock.now, 1 + r.int(r.chance(0.2) ? 60 : 12), (m, t) => ref.points(m, t));
+        const pts = world.points(clock.now, 1 + r.int(r.chance(0.2) || dep.manySeries === true ? 60 : 12), (m, t) => ref.points(m, t));
         log.push(`${step}: put ${how} ${pts.map((p) => `${seriesKey(p.metric, p.tags)} ${p.tsText} ${p.valueText}`).join('; ')}`);
         await put(how, pts);
       } else if (x < 720) {
@@ -489,7 +499,8 @@ export async function runTsdbModel(o: ModelRun): Promise<ModelStats> {
     }
     await dep.verify?.(store!);
     count('');
-    return { ops, ms, points, retries, injected: dep.errors?.injected() ?? 0 };
+    const ix = server?.tsdb.index.stats();
+    return { ops, ms, points, retries, injected: dep.errors?.injected() ?? 0, indexEvicted: indexEvicted + (ix?.evicted ?? 0), indexAged: indexAged + (ix?.aged ?? 0) };
   } finally {
     await stop().catch(() => undefined);
     rmSync(tmp, { recursive: true, force: true });

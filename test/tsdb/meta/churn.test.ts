@@ -47,6 +47,11 @@ describe('series churn', () => {
       const warm = Math.max(...bytes.slice(18, 36));
       expect(Math.max(...bytes.slice(36))).toBeLessThanOrEqual(warm);
       expect(tsdb.index.stats().aged).toBeGreaterThan(3000);
+      // /api/stats reports the same accounting.
+      const stats = await tsdb.statsPoints();
+      const stat = (m: string, why?: string): number | undefined => stats.find((p) => p.metric === m && (why === undefined || p.tags.why === why))?.value;
+      expect(stat('horae.index.bytes')).toBe(tsdb.index.stats().bytes);
+      expect(stat('horae.index.left', 'idle')).toBe(tsdb.index.stats().aged);
 
       // h0 died eleven hours ago: out of memory, found on disk by a tag-filtered query.
       const q = parseQueryJson({ start: T0, end: T0 + HOUR, queries: [{ metric: 'churn.m', aggregator: 'sum', tags: { host: 'h0' } }] }, clock.now);
