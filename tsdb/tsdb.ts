@@ -157,7 +157,7 @@ export class Tsdb {
       ...(this.catalog.announcesWrites ? { announceWritten: (series) => this.catalog.announceWritten(series) } : {}),
       ...(lastValues === undefined ? {} : {
         newestPoints: {
-          stored: (e, ms, value, isInt) => lastValues.written(e.tsuidKey, ms, value, isInt),
+          stored: (e, ms, value, isInt, big) => lastValues.written(e.tsuidKey, ms, value, isInt, big),
           failed: () => lastValues.clear(),
         },
       }),

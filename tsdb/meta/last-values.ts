@@ -44,6 +44,8 @@ export interface LastPoint {
   readonly ts: number;
   readonly value: number;
   readonly isInt: boolean;
+  /** An integer beyond ±2^53 exactly (`value` is its nearest double). */
+  readonly big?: bigint;
 }
 
 class Entry {
@@ -52,6 +54,7 @@ class Entry {
   ts = -Infinity;
   value = 0;
   isInt = false;
+  big: bigint | undefined = undefined;
   /** The newest current hour (epoch s) a finished read covered; -Infinity while loading. */
   upTo = -Infinity;
 
@@ -107,7 +110,8 @@ export class LastValues {
       return undefined;
     }
     this.hits++;
-    return e.ts === -Infinity ? null : { ts: e.ts, value: e.value, isInt: e.isInt };
+    if (e.ts === -Infinity) return null;
+    return e.big === undefined ? { ts: e.ts, value: e.value, isInt: e.isInt } : { ts: e.ts, value: e.value, isInt: e.isInt, big: e.big };
   }
 
   /**
@@ -134,17 +138,19 @@ export class LastValues {
       e.ts = p.ts;
       e.value = p.value;
       e.isInt = p.isInt;
+      e.big = p.big;
     }
     if (nowHour > e.upTo) e.upTo = nowHour;
   }
 
   /** The write path stored `ms` as the newest point of the series in one acknowledged write. */
-  written(key: string, ms: number, value: number, isInt: boolean): void {
+  written(key: string, ms: number, value: number, isInt: boolean, big?: bigint): void {
     const e = this.entries.get(key);
     if (e === undefined || ms < e.ts) return;
     e.ts = ms;
     e.value = value;
     e.isInt = isInt;
+    e.big = big;
   }
 
   /** Another server wrote these series (TSUIDs as latin1): their entries go. */

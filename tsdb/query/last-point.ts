@@ -296,5 +296,10 @@ function newest(cells: Parameters<typeof mergeRowCells>[0] | undefined, baseSec:
   const b = (scratch = mergeRowCells(cells, scratch));
   if (b.count === 0) return undefined;
   const i = b.count - 1;
-  return { ts: baseSec * 1000 + b.offsetsMs[i]!, value: b.values[i]!, isInt: b.isInt[i] === 1 };
+  const ts = baseSec * 1000 + b.offsetsMs[i]!;
+  const isInt = b.isInt[i] === 1;
+  const v = b.values[i]!;
+  // An integer beyond ±2^53: its exact value is in bigInts (query/series.ts "exact").
+  if (isInt && !Number.isSafeInteger(v) && b.bigInts !== undefined) return { ts, value: v, isInt, big: b.bigInts[i]! };
+  return { ts, value: v, isInt };
 }

@@ -56,7 +56,7 @@ export interface IngestDeps {
    * write failed (some of its rows may be stored all the same).
    */
   readonly newestPoints?: {
-    stored(e: SeriesEntry, ms: number, value: number, isInt: boolean): void;
+    stored(e: SeriesEntry, ms: number, value: number, isInt: boolean, big: bigint | undefined): void;
     failed(): void;
   };
   /**
@@ -422,7 +422,7 @@ export class Ingestor {
         newest?.failed();
         failure = err;
       }
-      if (failure === undefined && newest !== undefined) g.eachNewest((e, ms, value, isInt) => newest.stored(e, ms, value, isInt));
+      if (failure === undefined && newest !== undefined) g.eachNewest((e, ms, value, isInt, big) => newest.stored(e, ms, value, isInt, big));
       release();
       if (announce !== undefined) await announce(newestHoursOf(g));
       if (failure !== undefined) throw failure;

@@ -113,6 +113,8 @@ export class WriteGroup {
   private newestMs: Float64Array | undefined;
   private newestValues: Float64Array | undefined;
   private newestInt: Uint8Array | undefined;
+  /** The exact value of a newest point beyond ±2^53, by entry index. */
+  private newestBig: Map<number, bigint> | undefined;
 
   constructor(widths: SchemaWidths) {
     this.widths = widths;
@@ -183,6 +185,7 @@ export class WriteGroup {
       this.newestMs = new Float64Array(this.entries.length);
       this.newestValues = new Float64Array(this.entries.length);
       this.newestInt = new Uint8Array(this.entries.length);
+      this.newestBig = undefined;
     }
     const rows: RowMutation[] = [];
     const baseOffset = this.widths.saltWidth + this.widths.metric;
@@ -202,6 +205,7 @@ export class WriteGroup {
         this.newestMs[ei] = ms[i]!;
         this.newestValues![ei] = values[i]!;
         this.newestInt![ei] = pflags[i]! & FLAG_INT;
+        if ((pflags[i]! & FLAG_BIG) !== 0) (this.newestBig ??= new Map()).set(ei, this.bigs!.get(i)!);
       }
       let start = 0;
       while (start < n) {
@@ -268,12 +272,13 @@ export class WriteGroup {
 
   /**
    * Each series' newest point in the group (build with trackNewest; an integer beyond
-   * ±2^53 as its nearest double, as a read of it decodes).
+   * ±2^53 as its nearest double and, in `big`, exactly).
    */
-  eachNewest(fn: (e: SeriesEntry, ms: number, value: number, isInt: boolean) => void): void {
+  eachNewest(fn: (e: SeriesEntry, ms: number, value: number, isInt: boolean, big: bigint | undefined) => void): void {
     const ms = this.newestMs;
     if (ms === undefined) return;
-    for (let k = 0; k < this.entries.length; k++) fn(this.entries[k]!, ms[k]!, this.newestValues![k]!, this.newestInt![k] === 1);
+    const bigs = this.newestBig;
+    for (let k = 0; k < this.entries.length; k++) fn(this.entries[k]!, ms[k]!, this.newestValues![k]!, this.newestInt![k] === 1, bigs?.get(k));
   }
 
   resolve(): void {

@@ -1,6 +1,6 @@
 /**
- * Integer points beyond ±2^53 print in /api/query as OpenTSDB prints a long: every digit,
- * never the nearest double. Stored values, sums of them (wrapping as Java longs do), on
+ * Integer points beyond ±2^53 print in /api/query (and /api/query/last) as OpenTSDB prints
+ * a long: every digit, never the nearest double. Stored values, sums of them (wrapping as Java longs do), on
  * the main thread, and decoded and formatted by decode workers (query/format-parallel.ts
  * for answers of PARALLEL_FORMAT_MIN_POINTS or more).
  */
@@ -48,6 +48,22 @@ describe('integers beyond 2^53 in /api/query', () => {
       expect(a).toHaveLength(n);
       const sum = await app.inject({ method: 'POST', url: '/api/query', payload: { start: T0, end: T0 + 2, queries: [{ metric: 'm', aggregator: 'sum' }] } });
       expect(dpsText(sum.body)).toEqual([[String(BIG_A + BIG_B), String(BIG_A + BIG_B), String(BIG_A + BIG_B)]]);
+      // /api/query/last: from the last-value cache the write filled, then read from the store.
+      const last = async (): Promise<string[]> => {
+        const r = await app.inject({ method: 'GET', url: '/api/query/last?timeseries=m&resolve=true' });
+        expect(r.statusCode).toBe(200);
+        return (r.json() as Array<{ value: string; tags: { host: string } }>).sort((x, y) => (x.tags.host < y.tags.host ? -1 : 1)).map((p) => p.value);
+      };
+      expect(tsdb.lastValues).toBeDefined();
+      expect(await last()).toEqual([String(BIG_A + BigInt(n - 1)), String(BIG_B - BigInt(n - 1))]); // read, then kept
+      // A newer point: the write updates the kept entries, which answer without a read.
+      await tsdb.ingest.write([BIG_A + 1000n, BIG_B - 1000n].map((v, i) => ({ metric: 'm', timestamp: T0 + n, value: Number(v), isInt: true, big: v, tags: [['host', i === 0 ? 'a' : 'b']] as Array<[string, string]> })));
+      const hits = tsdb.lastValues!.stats().hits;
+      const want = [String(BIG_A + 1000n), String(BIG_B - 1000n)];
+      expect(await last()).toEqual(want);
+      expect(tsdb.lastValues!.stats().hits).toBe(hits + 2);
+      tsdb.dropCaches();
+      expect(await last()).toEqual(want);
     });
   }
 });

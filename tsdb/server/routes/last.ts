@@ -62,7 +62,7 @@ export function registerLastRoutes(app: FastifyInstance, tsdb: Tsdb): void {
       const p = points[k];
       if (p === undefined) continue;
       if (body.length > 1) body += ',';
-      body += `{"timestamp":${p.ts},"value":${JSON.stringify(p.isInt ? String(p.value) : javaDouble(p.value))},"tsuid":"${hex[k] ?? tsuidHex(tsuid)}"`;
+      body += `{"timestamp":${p.ts},"value":${JSON.stringify(p.isInt ? String(p.big ?? p.value) : javaDouble(p.value))},"tsuid":"${hex[k] ?? tsuidHex(tsuid)}"`;
       if (resolve) {
         const named = describe(tsuid);
         const d = named instanceof Promise ? await named : named;
