@@ -185,6 +185,7 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
   }
 
   async stopFeed(): Promise<void> {
+    this.log?.close();
     await this.feed?.stop();
   }
 

@@ -37,6 +37,8 @@ export const CHANGE_TTL_MS = 24 * 3600_000;
 export const FEED_POLL_MS = 250;
 /** How long a missing entry is waited for before the feed assumes anything changed. */
 export const GAP_WAIT_MS = 5_000;
+/** How soon a failed points-written append is tried again. */
+export const WRITTEN_RETRY_MS = 1_000;
 /** A series entry lists at most this many TSUIDs; a bigger batch is logged by its metrics. */
 export const MAX_LISTED_TSUIDS = 4096;
 /** A points-written entry lists at most this many series; a bigger batch is logged by its metrics. */
@@ -165,6 +167,8 @@ export class ChangeLog {
   private pendingWritten = new Map<string, number>();
   private writtenWaiters: Array<{ resolve(): void; reject(err: unknown): void }> = [];
   private writtenAppending = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private closed = false;
 
   constructor(table: Table, writer: Uint8Array, metricWidth: number) {
     this.table = table;
@@ -210,9 +214,36 @@ export class ChangeLog {
         for (const w of waiters) w.resolve();
       } catch (err) {
         for (const w of waiters) w.reject(err);
+        this.requeueWritten(batch);
       }
     }
     this.writtenAppending = false;
+  }
+
+  /**
+   * A points-written append failed: its writes are not acknowledged, but may be stored, so
+   * they go in the next entry, which is tried again within WRITTEN_RETRY_MS if no write
+   * comes meanwhile (until close()).
+   */
+  private requeueWritten(batch: ReadonlyMap<string, number>): void {
+    if (this.closed) return;
+    for (const [k, hour] of batch) {
+      const had = this.pendingWritten.get(k);
+      if (had === undefined || hour > had) this.pendingWritten.set(k, hour);
+    }
+    if (this.retryTimer !== undefined) return;
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      if (this.pendingWritten.size > 0) this.appendWritten([]).catch(() => undefined);
+    }, WRITTEN_RETRY_MS);
+    this.retryTimer.unref();
+  }
+
+  /** Stops retrying failed points-written appends. */
+  close(): void {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
   }
 
   /** Entries appended by this process. */

@@ -8,7 +8,7 @@ import { fromHex, toHex } from '../../../core/api/bytes.js';
 import { openMemoryStore } from '../../../core/index.js';
 import type { Table } from '../../../core/api/store.js';
 import {
-  CHANGE_FAMILY, CHANGE_QUALIFIER, ChangeFeed, ChangeLog, GAP_WAIT_MS, MAX_LISTED_TSUIDS, MAX_LISTED_WRITTEN, SEQUENCE_FAMILY, SEQUENCE_ROW,
+  CHANGE_FAMILY, CHANGE_QUALIFIER, ChangeFeed, ChangeLog, GAP_WAIT_MS, MAX_LISTED_TSUIDS, MAX_LISTED_WRITTEN, SEQUENCE_FAMILY, SEQUENCE_ROW, WRITTEN_RETRY_MS,
   changeKey, changesTableSpec, decodeChange, encodeChange,
 } from '../../../tsdb/meta/change-log.js';
 import type { Change } from '../../../tsdb/meta/change-log.js';
@@ -100,6 +100,30 @@ describe('change log', () => {
     await a.appendWritten(many);
     await feed.poll();
     expect(got.at(-1)).toBe(`writtenMetrics 000001@3600,000002@${MAX_LISTED_WRITTEN - 1}`);
+  });
+
+  it('logs the points of a failed points-written append with the next one, or on its own soon after', async () => {
+    const t = await table();
+    let failures = 1;
+    const flaky = Object.create(t, {
+      increment: { value: (...args: Parameters<Table['increment']>) => (failures-- > 0 ? Promise.reject(new Error('unavailable')) : t.increment(...args)) },
+    }) as Table;
+    const a = new ChangeLog(flaky, A, 3);
+    const got: string[] = [];
+    const feed = new ChangeFeed(new ChangeLog(t, B, 3), (c) => got.push(show(c)));
+    await feed.start();
+    const k = Buffer.from(fromHex('000001000001000001')).toString('latin1');
+    await expect(a.appendWritten([[k, 3600]])).rejects.toThrow('unavailable');
+    await new Promise((r) => setTimeout(r, WRITTEN_RETRY_MS + 200));
+    await feed.poll();
+    expect(got).toEqual(['written 000001000001000001@3600']);
+    // Closed: a failure is not retried.
+    failures = 1;
+    a.close();
+    await expect(a.appendWritten([[k, 7200]])).rejects.toThrow('unavailable');
+    await new Promise((r) => setTimeout(r, WRITTEN_RETRY_MS + 200));
+    await feed.poll();
+    expect(got).toHaveLength(1);
   });
 
   it('waits for a missing entry, then applies "unknown" and goes on', async () => {
