@@ -5,7 +5,8 @@
  *
  * - version-set.ts: live tables, regions and files, manifest edits, obsolete-file cleanup;
  * - wal-manager.ts: the WAL's segments, roll, replay, deletion of dead segments;
- * - scheduler.ts: flushes, compactions, splits, the periodic maintenance pass;
+ * - scheduler.ts: when flushes, compactions and splits run, the periodic maintenance pass
+ *   (region-jobs.ts runs them);
  * - background.ts: background work in flight, its errors, the counters;
  * - read-path.ts reads through it (gets, scans).
  *

@@ -2,8 +2,8 @@
  * The maintenance scheduler (Pebble's compaction picker and leveldb's background work):
  * decides when a region's memstore flushes, when its files compact, when it splits, when
  * expired or deleted files are dropped whole and when the WAL of a quiet store rolls, and
- * runs those jobs: on the job runner (a worker thread with the real file system), each
- * installed in the version set in one synchronous step, then recorded by a manifest write.
+ * starts those jobs (region-jobs.ts runs and installs them, on the job runner: a worker
+ * thread with the real file system).
  *
  * Owns: what runs for each region (RegionJobs), the hand-off of memstores shared by the
  * children of a split (SharedFlush), the periodic maintenance pass.
@@ -14,75 +14,19 @@
  * considers a split, then a compaction).
  */
 import { StoreError } from '../api/errors.js';
-import type { Background } from './background.js';
 import { sleep } from './background.js';
 import { DEFAULT_RATIO, pickMinor, tombstoneHeavy } from './compaction-picker.js';
-import type { FileMeta } from './file-meta.js';
 import type { JobRunner } from './job-runner.js';
-import { compactionJob, expiredBefore, flushJob } from './job-plans.js';
-import type { PlanContext } from './job-plans.js';
+import { expiredBefore } from './job-plans.js';
 import { Memstore } from './memstore.js';
-import type { ResolvedEngineOptions } from './options.js';
 import { applicable, fileCovered } from './range-deletes.js';
 import type { Region, TableState } from './region.js';
-import type { ReaderPool } from './reader-pool.js';
-import type { SeqTracker } from './seq-tracker.js';
+import { compact, flushLoop, splitAt } from './region-jobs.js';
+import type { JobContext, RegionJobs, SchedulerDeps, SharedFlush } from './region-jobs.js';
 import { pickSplitKey, successors } from './split.js';
-import type { VersionSet } from './version-set.js';
-import type { WalManager } from './wal-manager.js';
 
 /** A quiet store rolls its WAL (so the dead one is deleted) once it is at least this big. */
 const IDLE_WAL_ROLL_BYTES = 1024 * 1024;
-
-/** What runs for one region. */
-export interface RegionJobs {
-  flushing: boolean;
-  compacting: boolean;
-  /**
-   * A split is under way (its split key is being read): no new flush starts, so the split
-   * finds no flush in flight (memstores rotated meanwhile go to the children). A compaction
-   * may run on; a split discards its output.
-   */
-  splitting: boolean;
-  /** The last split attempt found no key to split at; cleared when a compaction installs. */
-  splitKeyMissing: boolean;
-  flushFailures: number;
-  lastMajorCompactionMs: number;
-}
-
-/**
- * A memstore held by both children of a split: the first to flush it installs the file in
- * the other too. `inFlight`: a holder's flush of it, which the others wait for; `flushedAs`:
- * its file, while another holder has still to install it.
- */
-interface SharedFlush {
-  inFlight: Promise<FileMeta | undefined> | undefined;
-  flushedAs: FileMeta | undefined;
-}
-
-/** What the scheduler asks of the engine. */
-export interface SchedulerHost {
-  readonly isClosed: boolean;
-  /** Writes stopped for good (until a reopen): no job starts. */
-  readonly stopped: StoreError | undefined;
-  readonly seqs: SeqTracker;
-  readonly lastSeq: number;
-  /** A flush failed with anything but "no space": stop writes. */
-  fail(err: unknown): void;
-  /** Memstore bytes went down: wake stalled writers. */
-  releaseStalled(): void;
-}
-
-export interface SchedulerDeps {
-  readonly opts: ResolvedEngineOptions;
-  readonly dir: string;
-  readonly clock: () => number;
-  readonly versions: VersionSet;
-  readonly wal: WalManager;
-  readonly readers: ReaderPool;
-  readonly background: Background;
-  readonly host: SchedulerHost;
-}
 
 export class Scheduler {
   private readonly d: SchedulerDeps;
@@ -90,9 +34,25 @@ export class Scheduler {
   private readonly shared = new WeakMap<Memstore, SharedFlush>();
   private runner!: JobRunner;
   private timer: ReturnType<typeof setInterval> | undefined;
+  /** What the jobs of region-jobs.ts see of the scheduler. */
+  private readonly ctx: JobContext;
 
   constructor(deps: SchedulerDeps) {
     this.d = deps;
+    const self = this;
+    this.ctx = {
+      ...deps,
+      get runner() {
+        return self.runner;
+      },
+      shared: this.shared,
+      jobsOf: (r) => this.jobsOf(r),
+      maybeFlush: (r, force) => this.maybeFlush(r, force),
+      maybeCompact: (r, major) => this.maybeCompact(r, major),
+      maybeSplit: (r) => this.maybeSplit(r),
+      splitDue: (r) => this.splitDue(r),
+      pruneRangeDeletes: (t) => this.pruneRangeDeletes(t),
+    };
   }
 
   /** What runs for region r. */
@@ -121,10 +81,6 @@ export class Scheduler {
 
   private get halted(): boolean {
     return this.d.host.isClosed || this.d.host.stopped !== undefined;
-  }
-
-  private plan(): PlanContext {
-    return { opts: this.d.opts, dir: this.d.dir, keepSeq: this.d.host.seqs.oldestSnapshot(), nowMs: this.d.clock() };
   }
 
   // ---------------------------------------------------------------------------------
@@ -218,118 +174,9 @@ export class Scheduler {
       r.active = new Memstore(this.d.clock());
     }
     const j = this.jobsOf(r);
-    if (r.immutables.length > 0 && !j.flushing && !j.splitting) this.d.background.track(this.flushLoop(r));
+    if (r.immutables.length > 0 && !j.flushing && !j.splitting) this.d.background.track(flushLoop(this.ctx, r));
   }
 
-  private async flushLoop(r: Region): Promise<void> {
-    const { versions, background, host } = this.d;
-    const counters = background.counters;
-    const j = this.jobsOf(r);
-    j.flushing = true;
-    counters.flushesInProgress++;
-    try {
-      while (r.immutables.length > 0 && host.stopped === undefined && !r.retired) {
-        const mem = r.immutables[0]!;
-        const sf = this.shared.get(mem);
-        if (sf !== undefined && sf.flushedAs === undefined && sf.inFlight !== undefined) {
-          // Shared with the other child of a split, which is flushing it: wait for its file
-          // rather than write the same one (after a failure, this loop flushes it itself).
-          await sf.inFlight.catch(() => undefined);
-          continue;
-        }
-        let meta: FileMeta | undefined;
-        let number = -1;
-        const flushed = sf?.flushedAs;
-        // The other holder's file, unless it was compacted away meanwhile (then flush again).
-        const installShared = flushed !== undefined && versions.isInstalled(flushed);
-        if (installShared) {
-          meta = flushed;
-          counters.sharedFlushInstalls++;
-        } else {
-          number = versions.newOutput();
-          try {
-            meta = await this.runFlushJob(mem, number, r.table);
-            j.flushFailures = 0;
-          } catch (err) {
-            versions.outputDone(number);
-            background.noteError(err);
-            j.flushFailures++;
-            // Out of space may pass (files get deleted, the disk grows): retry with backoff
-            // while the WAL keeps the data. Any other I/O error stops writes (RocksDB's
-            // background error): the WAL still holds every acknowledged entry.
-            if (!(err instanceof StoreError && err.code === 'STORE_NO_SPACE')) {
-              host.fail(err);
-              return;
-            }
-            await sleep(Math.min(5000, 50 * 2 ** j.flushFailures));
-            if (host.isClosed) return;
-            continue;
-          }
-        }
-        // Install: one synchronous step.
-        versions.installFlush(r, meta, mem.maxSeq);
-        r.immutables.shift();
-        if (--mem.shares === 0) this.shared.delete(mem);
-        if (!installShared) counters.flushesDone++;
-        host.releaseStalled();
-        try {
-          await versions.saveManifest();
-        } catch {
-          // The flush is installed but not recorded (saveManifest's handler noted the error
-          // and paused or stopped writes). Stop here: flushRegions (the no-space recovery,
-          // flushAll) sees a region with memstores queued and no loop, and fails; the
-          // recovery retries later and restarts this loop.
-          return;
-        } finally {
-          versions.outputDone(number);
-        }
-        await this.d.wal.deleteObsolete();
-        // A region past its split size stops flushing here so the split can start: under
-        // steady writes this loop may not drain for a long time, and a split waits for no
-        // flush in flight (its memstores, still queued, go to the children).
-        if (this.splitDue(r) && !j.splitKeyMissing) break;
-        // Under steady writes the loop may not drain for a long time: the files it installs
-        // are compacted meanwhile (as RocksDB schedules a compaction after each flush), or
-        // a region's file count grows without bound (a compaction runs beside a flush; its
-        // install keeps the newer flushed files ahead of its output).
-        if (r.immutables.length > 0 && !host.isClosed) this.maybeCompact(r);
-      }
-    } finally {
-      j.flushing = false;
-      counters.flushesInProgress--;
-      host.releaseStalled();
-    }
-    if (!r.retired && !host.isClosed && !this.maybeSplit(r)) {
-      this.maybeCompact(r);
-      // Memstores still queued (the loop stopped for a split that did not start): go on.
-      this.maybeFlush(r);
-    }
-  }
-
-  /**
-   * Runs the flush job of `mem`. While other regions hold it too (the children of a split),
-   * they wait for it (`inFlight`) and then install its file (`flushedAs`), set before they
-   * resume, rather than flush the same entries again.
-   */
-  private async runFlushJob(mem: Memstore, number: number, t: TableState): Promise<FileMeta | undefined> {
-    const job = this.runner.run(flushJob(this.plan(), mem, number, t));
-    let sf: SharedFlush | undefined;
-    if (mem.shares > 1) {
-      sf = this.shared.get(mem) ?? { inFlight: undefined, flushedAs: undefined };
-      this.shared.set(mem, sf);
-      sf.inFlight = job;
-    }
-    try {
-      const meta = await job;
-      if (meta !== undefined) this.d.versions.addFile(meta);
-      if (sf !== undefined) sf.flushedAs = meta;
-      return meta;
-    } finally {
-      if (sf !== undefined) sf.inFlight = undefined;
-    }
-  }
-
-  /** Flushes the regions (and their successors after a split) and waits for the files to be installed. */
   async flushRegions(regions: Region[]): Promise<void> {
     for (const r of regions) this.maybeFlush(r, true);
     const failures = new Map<Region, number>();
@@ -391,60 +238,8 @@ export class Scheduler {
     const inputs = files.slice(from, to);
     if (inputs.length === 0) return false;
     // NB: a compaction of every file of the region may drop markers: nothing older exists.
-    this.d.background.track(this.compact(r, inputs, major || inputs.length === files.length));
+    this.d.background.track(compact(this.ctx, r, inputs, major || inputs.length === files.length));
     return true;
-  }
-
-  private async compact(r: Region, inputs: FileMeta[], major: boolean): Promise<void> {
-    const { versions, background, host } = this.d;
-    const counters = background.counters;
-    const j = this.jobsOf(r);
-    const files0 = r.files.length;
-    j.compacting = true;
-    counters.compactionsInProgress++;
-    const number = versions.newOutput();
-    for (const f of inputs) versions.pin(f.number);
-    try {
-      const job = compactionJob(this.plan(), r, inputs, number, major);
-      // Every entry at or below this is in the region's files now (all of them, when its
-      // memstores are empty: entries written later are newer than every tombstone applied).
-      const flushedAtStart = r.active.empty && r.immutables.length === 0 && !j.flushing ? host.lastSeq : r.flushedSeq;
-      let meta: FileMeta | undefined;
-      try {
-        meta = await this.runner.run(job);
-      } catch (err) {
-        background.noteError(err);
-        return;
-      }
-      if (r.retired) {
-        // The region split or its table was dropped meanwhile: discard the output.
-        if (meta !== undefined) versions.discardOutput(meta);
-        return;
-      }
-      versions.installCompaction(r, inputs, meta);
-      j.splitKeyMissing = false;
-      if (major) {
-        j.lastMajorCompactionMs = this.d.clock();
-        counters.majorCompactionsDone++;
-        // Every file was rewritten without the entries of these tombstones, and every
-        // older entry was in a file: the region holds none of them any more.
-        const dels = job.rangeDeletes ?? [];
-        if (inputs.length === files0 && dels.length > 0) {
-          for (const d of r.table.rangeDeletes) if (d.seq <= flushedAtStart && dels.some((x) => x.seq === d.seq)) d.cleared.push(r.id);
-        }
-        this.pruneRangeDeletes(r.table);
-      }
-      counters.compactionsDone++;
-      await versions.saveManifest();
-    } finally {
-      versions.outputDone(number);
-      for (const f of inputs) versions.unpin(f.number);
-      j.compacting = false;
-      counters.compactionsInProgress--;
-    }
-    if (!r.retired && !host.isClosed) {
-      if (!this.maybeSplit(r)) this.maybeCompact(r);
-    }
   }
 
   /** Compacts every region of a table (or all), waiting for the result. */
@@ -455,7 +250,7 @@ export class Scheduler {
       while (this.jobsOf(r).compacting) await sleep(2);
       if (major ? r.files.length > 0 : r.files.length > 1) {
         if (major) this.maybeCompact(r, true);
-        else this.d.background.track(this.compact(r, r.files.slice(), false));
+        else this.d.background.track(compact(this.ctx, r, r.files.slice(), false));
       }
     }
     for (;;) {
@@ -503,7 +298,7 @@ export class Scheduler {
   // Splits
 
   /** Whether the region is past its split size (and may split). */
-  private splitDue(r: Region): boolean {
+  splitDue(r: Region): boolean {
     return this.d.opts.autoSplit && !r.retired && !this.halted && r.files.length > 0 &&
       this.d.versions.regionSizeBytes(r) >= this.d.opts.regionSplitBytes;
   }
@@ -515,7 +310,7 @@ export class Scheduler {
    * Under steady writes a flush loop stops for a split (see flushLoop): before, a split
    * waited for an idle region, and a region written without pause never split.
    */
-  private maybeSplit(r: Region): boolean {
+  maybeSplit(r: Region): boolean {
     const j = this.jobsOf(r);
     if (j.flushing || j.splitting || !this.splitDue(r)) return false;
     const { versions, background, readers } = this.d;
@@ -529,7 +324,7 @@ export class Scheduler {
         try {
           if (r.retired || this.halted) return;
           const key = pickSplitKey(readers, r);
-          if (key !== undefined) this.splitAt(r, key);
+          if (key !== undefined) splitAt(this.ctx, r, key);
           else j.splitKeyMissing = true;
         } finally {
           readers.release(n);
@@ -544,28 +339,5 @@ export class Scheduler {
       }),
     );
     return true;
-  }
-
-  /** Replaces r by [start, key) and [key, end). Synchronous, then the manifest is saved. */
-  private splitAt(r: Region, key: Uint8Array): void {
-    const [left, right] = this.d.versions.splitRegion(r, key, this.d.clock());
-    // The children share the parent's memstores, queued (oldest first, then the active one,
-    // which takes no more writes): each reads its own range of them, and the first to flush
-    // one installs the file in the other too (flushLoop). Nothing is copied here, on the
-    // writers' thread (dividing them cost ~100 ms per full 32 MiB memstore).
-    const queued = r.active.empty ? r.immutables.slice() : [...r.immutables, r.active];
-    for (const m of queued) m.shares++; // the parent's share passes to two children
-    left.immutables = queued.slice();
-    right.immutables = queued;
-    this.d.background.counters.splitsDone++;
-    this.maybeFlush(left);
-    this.maybeFlush(right);
-    this.d.background.track(
-      this.d.versions.saveManifest().then(() => {
-        // Rewrite the shared files into each child's own.
-        this.maybeCompact(left, true);
-        this.maybeCompact(right, true);
-      }),
-    );
   }
 }

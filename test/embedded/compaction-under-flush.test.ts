@@ -1,7 +1,7 @@
 /**
  * A region whose flush loop does not drain (writes keep queueing memstores) still gets its
  * files compacted: a compaction starts beside the running loop instead of waiting for it
- * to end (core/lsm/scheduler.ts flushLoop). Found by test/reliability/durability-crash.test.ts
+ * to end (core/lsm/region-jobs.ts flushLoop). Found by test/reliability/durability-crash.test.ts
  * on a fast CI run: with 16 KiB memstores under steady load, 869 flushes ran in five
  * server lives and not one compaction.
  */

@@ -1,6 +1,6 @@
 /**
  * A region written without pause still splits: its flush loop stops for the split, and the
- * memstores still queued go to the children, shared (core/lsm/scheduler.ts maybeSplit,
+ * memstores still queued go to the children, shared (core/lsm/scheduler.ts maybeSplit, region-jobs.ts
  * splitAt): nothing is copied, each shared memstore is flushed once and its file installed
  * in both children, and its size is charged once.
  * Found by test/reliability/durability-crash.test.ts on a CI run: under steady load the
