@@ -88,6 +88,24 @@ export function treeCpuSeconds(root: number): number {
   return ticks / ticksPerSecond();
 }
 
+/**
+ * Proportional set size of a whole process tree now (sum of each live member's Pss from
+ * /proc/<pid>/smaps_rollup), in bytes: pages shared between members (the node binary of
+ * `npm` and of the server) count once, not once per process as in treeRss.
+ */
+export function treePss(root: number): number {
+  let sum = 0;
+  for (const pid of processTree(root)) {
+    try {
+      const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
+      if (m !== null) sum += Number(m[1]) * 1024;
+    } catch {
+      // gone
+    }
+  }
+  return sum;
+}
+
 /** Resident set of a whole process tree now (sum over its live members), in bytes. */
 export function treeRss(root: number): number {
   let sum = 0;

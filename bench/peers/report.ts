@@ -73,6 +73,8 @@ export function ingestFigures(summary: readonly Summary[]): Figure[] {
     add(`CPU-s while idle for ${wait} s`, 'lower', (s) => s.idleCpuSeconds);
     add('RSS MiB after the load', 'lower', (s) => s.rssAfterLoadMiB);
     add(`RSS MiB ${wait} s after it`, 'lower', (s) => s.rssAfterWaitMiB);
+    add('PSS MiB after the load (shared pages once)', 'lower', (s) => s.pssAfterLoadMiB);
+    add(`PSS MiB ${wait} s after it`, 'lower', (s) => s.pssAfterWaitMiB);
     add('ready after a restart, s', 'lower', (s) => s.readySeconds);
   }
   return out;

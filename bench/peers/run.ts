@@ -28,7 +28,7 @@ import { totalPoints } from '../devops-data.js';
 import { ensureDataFile, warmPageCache } from '../ingest-client.js';
 import type { ClientDone, ClientSpec } from '../ingest-client.js';
 import { median } from '../harness.js';
-import { IpcChannel, benchScript, diskUsage, forkScript, pollUntil, procRss, sleep, treeCpuSeconds, treeRss } from './proc.js';
+import { IpcChannel, benchScript, diskUsage, forkScript, pollUntil, procRss, sleep, treeCpuSeconds, treePss, treeRss } from './proc.js';
 import type { QuerySetResult } from './query-run.js';
 import { startTarget } from './targets.js';
 import type { Target } from './targets.js';
@@ -88,6 +88,9 @@ export interface RunResult {
   /** Process tree (Horae: npm, sh and the server) and the server process alone, MiB. */
   readonly rssAfterLoadMiB: number;
   readonly rssAfterWaitMiB: number;
+  /** The tree's proportional set size (shared pages counted once): proc.ts treePss. */
+  readonly pssAfterLoadMiB?: number;
+  readonly pssAfterWaitMiB?: number;
   readonly serverRssAfterLoadMiB: number;
   readonly serverRssAfterWaitMiB: number;
   readonly waitSeconds: number;
@@ -184,6 +187,7 @@ export async function runOnce(target: Target, workload: Workload, o: DevopsOptio
     client = undefined;
     const rssAfterLoad = treeRss(target.pid);
     const serverRssAfterLoad = procRss(target.serverPid).rss;
+    const pssAfterLoad = treePss(target.pid);
     const load1 = os.loadavg()[0]!;
     const diskAfterLoad = diskFigures(target.dataDir, total);
 
@@ -193,6 +197,7 @@ export async function runOnce(target: Target, workload: Workload, o: DevopsOptio
     const idleCpu = treeCpuSeconds(target.pid) - idle0;
     const rssAfterWait = treeRss(target.pid);
     const serverRssAfterWait = procRss(target.serverPid).rss;
+    const pssAfterWait = treePss(target.pid);
     const diskAfterWait = diskFigures(target.dataDir, total);
     const queries = ro.atRest === undefined ? undefined : await ro.atRest(target);
 
@@ -223,6 +228,8 @@ export async function runOnce(target: Target, workload: Workload, o: DevopsOptio
       peakRssMiB: Math.max(Math.round(rssAfterLoad / MiB), ...rssTimeline),
       rssAfterLoadMiB: round(rssAfterLoad / MiB, 1),
       rssAfterWaitMiB: round(rssAfterWait / MiB, 1),
+      pssAfterLoadMiB: round(pssAfterLoad / MiB, 1),
+      pssAfterWaitMiB: round(pssAfterWait / MiB, 1),
       serverRssAfterLoadMiB: round(serverRssAfterLoad / MiB, 1),
       serverRssAfterWaitMiB: round(serverRssAfterWait / MiB, 1),
       waitSeconds: ro.waitSeconds,
@@ -267,6 +274,8 @@ export interface Summary {
   readonly peakRssMiB: number;
   readonly rssAfterLoadMiB: number;
   readonly rssAfterWaitMiB: number;
+  readonly pssAfterLoadMiB?: number;
+  readonly pssAfterWaitMiB?: number;
   readonly idleCpuSeconds: number;
   readonly bytesPerPointAfterLoad: number;
   readonly bytesPerPointAfterWait: number;
@@ -293,6 +302,8 @@ export function summarize(results: readonly RunResult[]): Summary[] {
     };
     const afterStop = opt((r) => r.diskAfterStop?.bytesPerPoint);
     const ready = opt((r) => r.readySeconds);
+    const pssLoad = opt((r) => r.pssAfterLoadMiB);
+    const pssWait = opt((r) => r.pssAfterWaitMiB);
     return {
       system: r0.system,
       version: r0.version,
@@ -306,6 +317,8 @@ export function summarize(results: readonly RunResult[]): Summary[] {
       peakRssMiB: med((r) => r.peakRssMiB, 1),
       rssAfterLoadMiB: med((r) => r.rssAfterLoadMiB, 1),
       rssAfterWaitMiB: med((r) => r.rssAfterWaitMiB, 1),
+      ...(pssLoad === undefined ? {} : { pssAfterLoadMiB: pssLoad }),
+      ...(pssWait === undefined ? {} : { pssAfterWaitMiB: pssWait }),
       idleCpuSeconds: med((r) => r.idleCpuSeconds, 2),
       bytesPerPointAfterLoad: med((r) => r.diskAfterLoad.bytesPerPoint),
       bytesPerPointAfterWait: med((r) => r.diskAfterWait.bytesPerPoint),

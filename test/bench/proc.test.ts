@@ -1,11 +1,12 @@
 /**
  * The process-tree figures of the benchmarks (bench/peers/proc.ts): a server started by
  * `npm start` is a tree (npm, sh, node), and its CPU must count every member, including
- * children that have exited (a build step), once.
+ * children that have exited (a build step), once. Its PSS counts the pages the members
+ * share (the node binary) once, its RSS once per member.
  */
 import { spawn } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { processTree, procCpuSeconds, treeCpuSeconds, treeRss } from '../../bench/peers/proc.js';
+import { processTree, procCpuSeconds, treeCpuSeconds, treePss, treeRss } from '../../bench/peers/proc.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -36,6 +37,9 @@ describe('process tree figures', () => {
       // /proc counts in 10 ms ticks, split between user and system: 0.4 CPU-s can read 0.38.
       expect(live - procCpuSeconds(parent.pid!)).toBeGreaterThanOrEqual(0.35);
       expect(treeRss(parent.pid!)).toBeGreaterThan(2 * 10 * 2 ** 20);
+      // Two node processes share the node binary's pages (~40 MiB resident in each).
+      expect(treePss(parent.pid!)).toBeGreaterThan(10 * 2 ** 20);
+      expect(treePss(parent.pid!)).toBeLessThan(treeRss(parent.pid!) - 15 * 2 ** 20);
       await reaped;
       expect(processTree(parent.pid!)).toEqual([parent.pid]);
       const after = treeCpuSeconds(parent.pid!);
