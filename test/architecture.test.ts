@@ -163,6 +163,7 @@ describe('architecture', () => {
     expect(paths).toContain('core/api/store.ts');
     expect(paths).toContain('core/fs/node-fs.ts');
     expect(paths).toContain('test/architecture.test.ts');
+    expect(paths).toContain('backends/bigtable/src/bigtable-store.ts');
     expect(paths.filter((p) => p.startsWith('core/')).length).toBeGreaterThan(30);
   });
 

@@ -9,7 +9,7 @@ import ts from 'typescript';
 
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 /** Top-level directories scanned. */
-export const SCANNED_DIRS = ['core', 'tsdb', 'ui', 'test', 'bench'];
+export const SCANNED_DIRS = ['core', 'tsdb', 'ui', 'test', 'bench', 'backends'];
 export const SKIPPED_DIRS = new Set(['node_modules', 'dist', '__golden__', 'fixtures', 'testdata']);
 export const SOURCE_EXT = /\.(ts|mts|cts|mjs)$/;
 
