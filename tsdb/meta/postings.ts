@@ -215,7 +215,7 @@ export class Postings {
     const scans: Array<{ prefix: Uint8Array; values?: ReadonlySet<string> }> = [];
     if (c.values === undefined) scans.push({ prefix: postingPrefix(metric, c.tagk) });
     else if (c.values.length > MAX_VALUE_SCANS) scans.push({ prefix: postingPrefix(metric, c.tagk), values: new Set(c.values.map(latin1)) });
-    else for (const v of c.values) scans.push({ prefix: postingPrefix(metric, c.tagk, v) });
+    else for (const v of new Map(c.values.map((x) => [latin1(x), x])).values()) scans.push({ prefix: postingPrefix(metric, c.tagk, v) }); // a value given twice is read once
     const vAt = 1 + this.w.metric + this.w.tagk;
     for (const s of scans) {
       for await (const rows of this.table.scan({ start: s.prefix, end: prefixEnd(s.prefix), families: [POSTINGS_FAMILY], ...(signal === undefined ? {} : { signal }) })) {

@@ -11,8 +11,10 @@ afterEach(async () => {
   app = undefined;
 });
 
+let fixture: Awaited<ReturnType<typeof openFixture>> | undefined;
+
 async function loaded(): Promise<FastifyInstance> {
-  const { tsdb } = await openFixture();
+  const { tsdb } = (fixture = await openFixture());
   app = await buildServer({ tsdb });
   const points = [];
   for (const host of ['web01', 'web02', 'db01']) {
@@ -44,6 +46,14 @@ describe('/api/search/lookup', () => {
     expect((await get('*{host=web01}')).totalResults).toBe(3);
     expect((await get('{*=lga}')).results.map((x: { metric: string }) => x.metric)).toEqual(['sys.mem.free']);
     expect((await get('sys.cpu.user{dc=*}')).totalResults).toBe(0);
+    expect((await get('sys.cpu.user{host=nohost}')).totalResults).toBe(0);
+    expect((await get('sys.cpu.user{host=nohost,host=web02}')).totalResults).toBe(2);
+    expect((await get('sys.cpu.user{nokey=web01}')).totalResults).toBe(0);
+    expect((await get('sys.cpu.user{host=*,*=0}')).totalResults).toBe(3);
+    // A metric's lookup by tag reads postings (SCHEMA.md "Series postings"), not its series list.
+    const read = fixture!.tsdb.index.postings.postingsRead;
+    expect((await get('sys.cpu.user{cpu=1}')).totalResults).toBe(3);
+    expect(fixture!.tsdb.index.postings.postingsRead - read).toBe(3);
     const post = await a.inject({ method: 'POST', url: '/api/search/lookup', payload: { metric: 'sys.cpu.user', tags: [{ key: 'host', value: 'web02' }], limit: 1 } });
     expect(post.json()).toMatchObject({ totalResults: 2, limit: 1 });
     expect(post.json().results).toHaveLength(1);

@@ -127,6 +127,9 @@ describe('series index postings', () => {
     const hosts = Array.from({ length: 100 }, (_, i) => uid(1 + i * 7));
     const some = await index.matching(METRIC, [{ tagk: uid(1), values: hosts }, { tagk: uid(2), values: [uid(2)] }], 1000);
     expect(some.map(toHex)).toEqual(batch.filter((_, i) => i % 7 === 0 && i < 700 && i % 3 === 1).map(toHex));
+    // A value given twice: its series once.
+    const twice = await index.matching(METRIC, [{ tagk: uid(3), values: [uid(1), uid(1)] }], 1000);
+    expect(twice.length).toBe(10);
     expect(metaScans()).toBe(0);
     await close();
   });

@@ -1,7 +1,7 @@
 /**
  * /api/search/lookup and /api/suggest, served from the UID table and Horae's own series
- * index (tsdb/meta/series-index.ts) — no meta-sync step, so Grafana's template variables
- * work on a fresh server.
+ * index (tsdb/meta/series-index.ts; a metric's lookup with tag patterns through its
+ * postings) — no meta-sync step, so Grafana's template variables work on a fresh server.
  *
  *   GET  /api/search/lookup?m=<metric>{k=v,k=*,*=v}&limit=25   (metric may be * or empty)
  *   POST /api/search/lookup {"metric":…, "tags":[{"key":…,"value":…}], "limit":n}
@@ -16,6 +16,7 @@ import { latin1 } from '../../../core/api/bytes.js';
 import { TsdbError } from '../../errors.js';
 import { lastPoints } from '../../query/last-point.js';
 import type { SeriesNames } from '../../catalog/series-names.js';
+import type { PostingClause } from '../../meta/postings.js';
 import type { Tsdb } from '../../tsdb.js';
 import { parseUidKind } from '../../uid/uid-kind.js';
 import { jsonBody } from '../body-parsers.js';
@@ -78,7 +79,7 @@ export function registerLookupRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     let total = 0;
     const describe = seriesNamer(tsdb);
     let found: Array<{ tsuid: Uint8Array; names: SeriesDescription }> = [];
-    for (const tsuid of await (prefix.length === 0 ? tsdb.index.tsuids(prefix, Number.MAX_SAFE_INTEGER) : tsdb.index.ofMetric(prefix))) {
+    for (const tsuid of await candidates(tsdb, prefix, tags)) {
       const s = await describe(tsuid);
       if (s !== undefined && matches(s.tags, tags)) found.push({ tsuid, names: s });
     }
@@ -137,6 +138,32 @@ export function parseLookupQuery(m: string): { metric: string; tags: TagPattern[
 }
 
 /** Values of one key ORed, keys ANDed; `*` matches anything. */
+/**
+ * The series of the metric `prefix` (every series when empty) that may match `patterns`:
+ * for a metric, the postings of the patterns' keys (each key's values ORed, or any value
+ * for `*`; tsdb/SCHEMA.md "Series postings") instead of its whole series list. A key or a
+ * key's every value without a UID matches nothing. The caller checks each by name (matches).
+ */
+async function candidates(tsdb: Tsdb, prefix: Uint8Array, patterns: readonly TagPattern[]): Promise<Uint8Array[]> {
+  if (prefix.length === 0) return tsdb.index.tsuids(prefix, Number.MAX_SAFE_INTEGER);
+  const byKey = new Map<string, string[]>();
+  for (const p of patterns) if (p.key !== '*') byKey.set(p.key, [...(byKey.get(p.key) ?? []), p.value]);
+  if (byKey.size === 0) return tsdb.index.ofMetric(prefix);
+  const clauses: PostingClause[] = [];
+  for (const [key, values] of byKey) {
+    const tagk = await tsdb.tagks.getId(key);
+    if (tagk === undefined) return [];
+    if (values.includes('*')) {
+      clauses.push({ tagk, values: undefined });
+      continue;
+    }
+    const ids = (await Promise.all(values.map((v) => tsdb.tagvs.getId(v)))).filter((id): id is Uint8Array => id !== undefined);
+    if (ids.length === 0) return [];
+    clauses.push({ tagk, values: ids });
+  }
+  return tsdb.index.matching(prefix, clauses, Number.MAX_SAFE_INTEGER);
+}
+
 function matches(tags: Readonly<Record<string, string>>, patterns: readonly TagPattern[]): boolean {
   const byKey = new Map<string, string[]>();
   for (const p of patterns) byKey.set(p.key, [...(byKey.get(p.key) ?? []), p.value]);
