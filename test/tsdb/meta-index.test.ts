@@ -24,7 +24,7 @@ describe('series index', () => {
     expect(c.family).toBe(META_FAMILY);
     expect(toHex(c.qualifier)).toBe(toHex(META_CREATED));
     expect(toHex(doc)).toBe(toHex(rows[0]!.key) + toHex(c.qualifier) + toHex(c.value));
-    // Its postings (SCHEMA.md "Series postings"): one posting and one value row, and the built row.
+    // Its postings (tsdb/SCHEMA.md "Series postings"): one posting and one value row, and the built row.
     const postings = await tsdb.store.openTable('tsdb-postings');
     const keys: string[] = [];
     for await (const batch of postings.scan({})) keys.push(...batch.map((r) => toHex(r.key)));

@@ -70,7 +70,7 @@ export interface DecodedPosting {
   readonly tsuid: Uint8Array;
 }
 
-/** A posting row key's fields; undefined when it is not one (SCHEMA.md reader rule). */
+/** A posting row key's fields; undefined when it is not one (tsdb/SCHEMA.md reader rule). */
 export function decodePostingKey(w: Widths, key: Uint8Array): DecodedPosting | undefined {
   const pw = w.tagk + w.tagv;
   const head = 1 + w.metric + pw;
@@ -142,7 +142,7 @@ export class Postings {
     if (rows.length > 0) await this.table.mutate(rows, { durability: 'sync' });
   }
 
-  /** True when the built row is there (SCHEMA.md "Series postings"). */
+  /** True when the built row is there (tsdb/SCHEMA.md "Series postings"). */
   async built(): Promise<boolean> {
     const [row] = await this.table.get([BUILT_KEY], { families: [POSTINGS_FAMILY] });
     return row !== undefined;
