@@ -50,7 +50,7 @@ describe('/api/search/lookup', () => {
     expect((await get('sys.cpu.user{host=nohost,host=web02}')).totalResults).toBe(2);
     expect((await get('sys.cpu.user{nokey=web01}')).totalResults).toBe(0);
     expect((await get('sys.cpu.user{host=*,*=0}')).totalResults).toBe(3);
-    // A metric's lookup by tag reads postings (SCHEMA.md "Series postings"), not its series list.
+    // A metric's lookup by tag reads postings (tsdb/SCHEMA.md "Series postings"), not its series list.
     const read = fixture!.tsdb.index.postings.postingsRead;
     expect((await get('sys.cpu.user{cpu=1}')).totalResults).toBe(3);
     expect(fixture!.tsdb.index.postings.postingsRead - read).toBe(3);
