@@ -22,7 +22,7 @@ export interface EngineCounters {
   expiredFilesDropped: number;
   /** Write path (engine.ts): */
   stalledWriters: number;
-  /** Times the store ran out of space for its log or manifest and recovered (recoverFromNoSpace). */
+  /** Error handler (error-handler.ts): times the store ran out of space for its log or manifest and recovered. */
   noSpaceRecoveries: number;
   /** Recovery (engine.ts, wal-manager.ts): bytes of damaged WAL records dropped. */
   recoveryDroppedBytes: number;

@@ -8,6 +8,8 @@
  * - scheduler.ts: when flushes, compactions and splits run, the periodic maintenance pass
  *   (region-jobs.ts runs them);
  * - background.ts: background work in flight, its errors, the counters;
+ * - error-handler.ts: what a failed log, manifest or flush does to writes, and the
+ *   recovery from running out of space;
  * - read-path.ts reads through it (gets, scans).
  *
  * Write path: validate, wait if memstores are over budget, take row locks only when a
@@ -29,7 +31,8 @@ import type { FileSystem } from '../fs/fs.js';
 import { joinPath } from '../fs/fs.js';
 import type { FileLock } from '../fs/fs.js';
 import { LruCache } from '../cache/lru-cache.js';
-import { Background, sleep } from './background.js';
+import { Background } from './background.js';
+import { ErrorHandler } from './error-handler.js';
 import type { EngineCounters } from './background.js';
 import { LOCK_NAME, parseName, sstName } from './filenames.js';
 import { TRAILER_BYTES, seqOf } from './internal-key.js';
@@ -63,6 +66,7 @@ export class Engine {
   readonly versions: VersionSet;
   readonly wal: WalManager;
   readonly scheduler: Scheduler;
+  readonly errors: ErrorHandler;
   seqs!: SeqTracker;
   /** Last sequence number assigned. */
   lastSeq = 0;
@@ -70,11 +74,6 @@ export class Engine {
   private lock: FileLock | undefined;
   private runner!: JobRunner;
   private stallWaiters: (() => void)[] = [];
-  private fatal: StoreError | undefined;
-  /** Set while writes are refused because the log or manifest ran out of space; cleared by recoverFromNoSpace. */
-  private noSpace: StoreError | undefined;
-  /** Writes whose log append failed for lack of space: visible once recovery has flushed them. */
-  private readonly unacked: { last: number; done: boolean }[] = [];
   private closed = false;
   private closing: Promise<void> | undefined;
 
@@ -90,14 +89,22 @@ export class Engine {
     const versions = (this.versions = new VersionSet({
       fs, dir, readers: this.readers, blockCache: this.blockCache, background,
       lastSeq: () => this.lastSeq,
-      onManifestError: (err) => this.fail(err),
+      onManifestError: (err) => this.errors.fail(err),
     }));
     const wal = (this.wal = new WalManager({
       fs, dir, opts, versions, background,
       flushOldest: () => this.scheduler.flushOldest(),
-      failed: () => this.fatal !== undefined,
+      failed: () => this.errors.stopped !== undefined,
     }));
-    this.scheduler = new Scheduler({ opts, dir, clock: this.clock, versions, wal, readers: this.readers, background, host: this });
+    const scheduler = (this.scheduler = new Scheduler({ opts, dir, clock: this.clock, versions, wal, readers: this.readers, background, host: this }));
+    this.errors = new ErrorHandler({
+      dir, background, versions, wal, scheduler,
+      seqs: () => this.seqs,
+      isClosed: () => this.closed,
+      wakeStalled: () => {
+        for (const w of this.stallWaiters.splice(0)) w();
+      },
+    });
   }
 
   static async open(options: EngineOptions, defaultFs: () => Promise<FileSystem>): Promise<Engine> {
@@ -288,7 +295,7 @@ export class Engine {
     try {
       await acked;
     } catch (err) {
-      this.fail(err, inflight);
+      this.errors.fail(err, inflight);
       throw err;
     }
     this.seqs.complete(inflight);
@@ -303,69 +310,12 @@ export class Engine {
 
   private checkWritable(): void {
     this.checkOpen();
-    if (this.fatal !== undefined) {
-      throw new StoreError(this.fatal.code, `store ${this.dir} stopped accepting writes after an earlier failure: ${this.fatal.message}`, { cause: this.fatal });
-    }
-    if (this.noSpace !== undefined) {
-      throw new StoreError('STORE_NO_SPACE', `store ${this.dir} refuses writes until space is freed: ${this.noSpace.message}`, { cause: this.noSpace, retryable: true });
-    }
+    this.errors.checkWritable();
   }
 
-  /**
-   * A WAL failure stops writes and flushes: memstores may hold unacknowledged entries.
-   * Out of space (the log or the manifest) only pauses writes: see recoverFromNoSpace.
-   * `inflight` is the failed write's read-point entry.
-   */
-  fail(err: unknown, inflight?: { last: number; done: boolean }): void {
-    if (this.fatal === undefined && !this.closed && err instanceof StoreError && err.code === 'STORE_NO_SPACE') {
-      if (inflight !== undefined) this.unacked.push(inflight);
-      if (this.noSpace === undefined) {
-        this.noSpace = err;
-        this.background.track(this.recoverFromNoSpace());
-      }
-      for (const w of this.stallWaiters.splice(0)) w();
-      return;
-    }
-    if (this.fatal === undefined) {
-      this.fatal = err instanceof StoreError ? err : ioError(`store ${this.dir}`, err);
-    }
-    for (const w of this.stallWaiters.splice(0)) w();
-    // Writes the WAL acknowledged after a failed one must not wait forever for the read
-    // point to pass it.
-    this.seqs.releaseWaiters();
-  }
-
-  /**
-   * After the log or the manifest ran out of space (RocksDB's auto-recovery from NoSpace):
-   * retries, with backoff, until space is back, then (1) moves to a new log if the current
-   * one failed — its tail may hold a torn record, and it is never appended to again —,
-   * (2) flushes every memstore, which holds everything the old logs hold and the failed
-   * writes too, so nothing depends on the failed log any more, (3) records that in the
-   * manifest, and (4) makes the failed writes visible (they are now durable; their callers
-   * were told the write failed, so they may or may not see them) and accepts writes again.
-   * An fsync failure (EIO) is not recovered from: nothing is acknowledged until a reopen.
-   */
-  private async recoverFromNoSpace(): Promise<void> {
-    let delay = 50;
-    while (!this.closed && this.fatal === undefined) {
-      await sleep(delay);
-      delay = Math.min(1000, delay * 2);
-      if (this.closed || this.fatal !== undefined) return;
-      try {
-        await this.wal.replaceFailed();
-        await this.scheduler.flushRegions(this.versions.allRegions());
-        await this.versions.saveManifest();
-        await this.wal.deleteObsolete();
-      } catch (err) {
-        this.background.noteError(err);
-        continue;
-      }
-      if (this.closed || this.fatal !== undefined) return;
-      for (const w of this.unacked.splice(0)) this.seqs.complete(w);
-      this.noSpace = undefined;
-      this.counters.noSpaceRecoveries++;
-      return;
-    }
+  /** A failure (the scheduler's flushes): see ErrorHandler.fail. */
+  fail(err: unknown): void {
+    this.errors.fail(err);
   }
 
   memstoreBytes(): number {
@@ -384,7 +334,7 @@ export class Engine {
 
   releaseStalled(): void {
     if (this.stallWaiters.length === 0) return;
-    if (this.memstoreBytes() <= this.opts.memstoreStallBytes || this.fatal !== undefined || this.closed) {
+    if (this.memstoreBytes() <= this.opts.memstoreStallBytes || this.errors.stopped !== undefined || this.closed) {
       for (const w of this.stallWaiters.splice(0)) w();
     }
   }
@@ -443,7 +393,7 @@ export class Engine {
     this.closing = (async () => {
       const { versions, background } = this;
       this.scheduler.stop();
-      if (this.opts.flushOnClose && this.fatal === undefined) {
+      if (this.opts.flushOnClose && this.errors.stopped === undefined) {
         await this.scheduler.flushRegions(versions.allRegions()).catch((err: unknown) => background.noteError(err));
       }
       this.releaseStalled();
@@ -452,12 +402,12 @@ export class Engine {
       let cleanLog: number | undefined;
       await this.wal.close().then((n) => (cleanLog = n), (err: unknown) => background.noteError(err));
       await versions.settled();
-      if (cleanLog !== undefined && this.fatal === undefined) {
+      if (cleanLog !== undefined && this.errors.stopped === undefined) {
         versions.cleanLog = cleanLog;
         await versions.saveManifest().catch((err: unknown) => background.noteError(err));
         await versions.settled();
         // Everything flushed: the closed log is dead weight on disk.
-        if (this.fatal === undefined) await this.wal.deleteObsolete(true);
+        if (this.errors.stopped === undefined) await this.wal.deleteObsolete(true);
       }
       await this.runner.close();
       await this.readers.close();
@@ -472,12 +422,12 @@ export class Engine {
 
   /** Writes stopped until a reopen (a WAL, manifest or flush failure), or undefined. */
   get stopped(): StoreError | undefined {
-    return this.fatal;
+    return this.errors.stopped;
   }
 
   /** Why writes are refused: a failure that needs a reopen, or out of space (recovers by itself). */
   get failure(): StoreError | undefined {
-    return this.fatal ?? this.noSpace;
+    return this.errors.failure;
   }
 }
 
