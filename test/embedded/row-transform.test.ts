@@ -167,7 +167,8 @@ describe('row transforms', () => {
     expect(before.files).toBe(3);
     expiredBefore = 3; // rows whose first byte is 1 or 2
     // No compaction is due (compactionMinFiles 10): the maintenance pass drops the files.
-    for (let i = 0; i < 200 && (await store.stats()).files > 1; i++) await new Promise((r) => setTimeout(r, 10));
+    // (A deadline, not a count of 10 ms sleeps: 2 s ran out once under a loaded 2-core machine.)
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline && (await store.stats()).files > 1; ) await new Promise((r) => setTimeout(r, 10));
     const after = await store.stats();
     expect(after.compactionsDone).toBe(0);
     expect(after.files).toBe(1);
