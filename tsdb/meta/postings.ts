@@ -182,6 +182,27 @@ export class Postings {
   }
 
   /**
+   * The tag pairs (tagk, tagv) series of `metric` carry: its value rows whose postings
+   * are not empty (a value row may outlive its series), sorted by tagk then tagv.
+   */
+  async pairs(metric: Uint8Array, signal?: AbortSignal): Promise<Array<{ tagk: Uint8Array; tagv: Uint8Array }>> {
+    const p = keyOf(KIND_VALUE, metric);
+    const found: Array<{ tagk: Uint8Array; tagv: Uint8Array }> = [];
+    for await (const rows of this.table.scan({ start: p, end: prefixEnd(p), families: [POSTINGS_FAMILY], ...(signal === undefined ? {} : { signal }) })) {
+      for (const r of rows) {
+        if (r.key.length !== p.length + this.w.tagk + this.w.tagv) continue;
+        found.push({ tagk: r.key.subarray(p.length, p.length + this.w.tagk), tagv: r.key.subarray(p.length + this.w.tagk) });
+      }
+    }
+    const held = await Promise.all(found.map(async (x) => {
+      const q = postingPrefix(metric, x.tagk, x.tagv);
+      for await (const rows of this.table.scan({ start: q, end: prefixEnd(q), families: [POSTINGS_FAMILY], limit: 1, batchRows: 1 })) if (rows.length > 0) return true;
+      return false;
+    }));
+    return found.filter((_, i) => held[i]);
+  }
+
+  /**
    * Series of `metric` in every clause (holding each clause's tag key with one of its
    * values) that `test` accepts, sorted, at most `limit` (when cut: `limit` of them, not
    * necessarily the first). The clauses' postings are read side by side a batch at a

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../../tsdb/server/build-server.js';
+import { deleteSeries } from '../../../tsdb/write/delete-series.js';
 import { openFixture } from '../helpers/tsdb-fixture.js';
 
 const T0 = 1356998400;
@@ -73,6 +74,14 @@ describe('/api/suggest', () => {
     expect(await s('type=tagv&q=web&max=1')).toEqual(['web01']);
     expect(await s('type=tagk&metric=sys.mem.free')).toEqual(['dc', 'host']);
     expect(await s('type=tagv&metric=sys.cpu.user&q=d')).toEqual(['db01']);
+    expect(await s('type=tagv&metric=sys.cpu.user')).toEqual(['0', '1', 'db01', 'web01', 'web02']);
+    // Read from the metric's tag pairs (its postings' value rows): a deleted series' values go with it.
+    await deleteSeries(fixture!.tsdb, 'sys.cpu.user{host=db01}');
+    expect(await s('type=tagv&metric=sys.cpu.user&q=d')).toEqual([]);
+    expect(await s('type=tagv&metric=sys.cpu.user')).toEqual(['0', '1', 'web01', 'web02']);
+    await deleteSeries(fixture!.tsdb, 'sys.cpu.user{cpu=1}');
+    expect(await s('type=tagv&metric=sys.cpu.user')).toEqual(['0', 'web01', 'web02']);
+    expect(await s('type=tagk&metric=sys.cpu.user')).toEqual(['cpu', 'host']);
     const bad = await a.inject({ method: 'GET', url: '/api/suggest?type=nope' });
     expect(bad.statusCode).toBe(400);
     const post = await a.inject({ method: 'POST', url: '/api/suggest', payload: { type: 'metrics', q: 'sys.c' } });

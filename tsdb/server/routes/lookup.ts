@@ -101,16 +101,15 @@ export function registerLookupRoutes(app: FastifyInstance, tsdb: Tsdb): void {
     if (typeof p.metric === 'string' && p.metric !== '' && kind !== 'metric') {
       const id = await tsdb.metrics.getId(p.metric);
       if (id === undefined) return [];
+      // The metric's tag pairs (its postings' value rows), not its series.
       const names = new Set<string>();
-      const describe = seriesNamer(tsdb);
-      for (const tsuid of await tsdb.index.ofMetric(id)) {
-        const s = await describe(tsuid);
-        if (s === undefined) continue;
-        for (const [k, v] of Object.entries(s.tags)) {
-          const n = kind === 'tagk' ? k : v;
-          if (n.startsWith(prefix)) names.add(n);
-        }
+      const uids = new Map<string, Uint8Array>();
+      for (const pair of await tsdb.index.postings.pairs(id)) {
+        const u = kind === 'tagk' ? pair.tagk : pair.tagv;
+        uids.set(latin1(u), u);
       }
+      const table = tsdb.uidTable(kind);
+      for (const n of await Promise.all([...uids.values()].map((u) => table.getName(u)))) if (n !== undefined && n.startsWith(prefix)) names.add(n);
       return [...names].sort().slice(0, max);
     }
     return tsdb.uidTable(kind).namesWithPrefix(prefix, max);
@@ -137,7 +136,6 @@ export function parseLookupQuery(m: string): { metric: string; tags: TagPattern[
   return { metric: m.slice(0, brace).trim(), tags };
 }
 
-/** Values of one key ORed, keys ANDed; `*` matches anything. */
 /**
  * The series of the metric `prefix` (every series when empty) that may match `patterns`:
  * for a metric, the postings of the patterns' keys (each key's values ORed, or any value
@@ -164,6 +162,7 @@ async function candidates(tsdb: Tsdb, prefix: Uint8Array, patterns: readonly Tag
   return tsdb.index.matching(prefix, clauses, Number.MAX_SAFE_INTEGER);
 }
 
+/** Values of one key ORed, keys ANDed; `*` matches anything. */
 function matches(tags: Readonly<Record<string, string>>, patterns: readonly TagPattern[]): boolean {
   const byKey = new Map<string, string[]>();
   for (const p of patterns) byKey.set(p.key, [...(byKey.get(p.key) ?? []), p.value]);
