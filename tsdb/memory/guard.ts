@@ -16,13 +16,14 @@
  * they hold with a `put:` error line. It is under again below LOW of the limit (the gap
  * keeps it from flapping on every sample).
  *
- * Idle collection: when a whole IDLE_SAMPLE_MS passed with no work admitted (no check()
- * or over() call) and the heap in use grew past the lowest level seen by IDLE_GROWTH of
- * it (at least IDLE_GROWTH_MIN), the guard runs one full collection. V8 collects as
- * allocation goes on, so after a load that stops, the garbage of its last stretch stays
- * (and holds its memory: ~50-60 MiB after 1 M points over telnet) until the next work;
- * the collection returns it (and V8 releases the freed pages) while the server is idle.
- * Its cost is bounded by the growth it needs: no more than one per idle stretch.
+ * Idle collection: when IDLE_TICKS whole IDLE_SAMPLE_MS passed with no work admitted (no
+ * check() or over() call) and the footprint (heap in use plus external memory: buffers)
+ * grew past the lowest level seen by IDLE_GROWTH of it (at least IDLE_GROWTH_MIN), the
+ * guard runs one full collection. V8 collects as allocation goes on, so after a load that
+ * stops, the garbage of its last stretch stays (and holds its memory: ~50-60 MiB after 1 M
+ * points over telnet) until the next work; the collection returns it (and V8 releases the
+ * freed pages) while the server is idle. 40 s: after the store's idle flush (30 s), whose
+ * memstore slabs are garbage only once flushed. At most one per idle stretch.
  */
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -35,6 +36,7 @@ const IDLE_SAMPLE_MS = 10_000;
 const HIGH = 0.9;
 const LOW = 0.75;
 const PRESSURE_EVERY_MS = 5_000;
+const IDLE_TICKS = 4;
 const IDLE_GROWTH = 0.25;
 const IDLE_GROWTH_MIN = 8 * MiB;
 
@@ -42,6 +44,8 @@ export interface MemoryGuardOptions {
   readonly budgetBytes: number;
   /** Heap bytes in use now (default: V8's used_heap_size). */
   readonly heapUsed?: () => number;
+  /** Heap in use plus external memory, for the idle collection (default: V8's used_heap_size + external_memory). */
+  readonly footprint?: () => number;
   /** V8's own heap limit (default: heap_size_limit). */
   readonly v8Limit?: number;
   /** Sample on a timer (default true; tests call check()). */
@@ -82,6 +86,9 @@ export class MemoryGuard {
   /** check() and over() calls: work admitted. */
   private admissions = 0;
   private admissionsAtTick = 0;
+  /** Timer ticks in a row with no work admitted. */
+  private idleTicks = 0;
+  private readonly footprint: () => number;
   /** The lowest heap in use sampled since the last idle collection (or after it). */
   private baseline = Infinity;
   private idleCollections = 0;
@@ -89,6 +96,10 @@ export class MemoryGuard {
   constructor(o: MemoryGuardOptions) {
     this.budgetBytes = o.budgetBytes;
     this.heapUsed = o.heapUsed ?? (() => getHeapStatistics().used_heap_size);
+    this.footprint = o.footprint ?? (() => {
+      const h = getHeapStatistics();
+      return h.used_heap_size + h.external_memory;
+    });
     this.collect = o.collect ?? fullGc;
     this.limitBytes = Math.min(heapLimitBytes(o.budgetBytes), o.v8Limit ?? getHeapStatistics().heap_size_limit);
     this.timed = o.timer !== false;
@@ -111,14 +122,23 @@ export class MemoryGuard {
 
   /** The timer: samples, and collects once when idle after growth (see the header). */
   tick(): void {
-    const worked = this.admissions !== this.admissionsAtTick;
+    this.idleTicks = this.admissions !== this.admissionsAtTick ? 0 : this.idleTicks + 1;
     this.evaluate();
     this.admissionsAtTick = this.admissions;
-    if (this.isOver || worked || this.used < this.baseline + Math.max(IDLE_GROWTH_MIN, this.baseline * IDLE_GROWTH)) return;
+    const f = this.footprint();
+    const due = this.idleTicks === IDLE_TICKS && f >= this.baseline + Math.max(IDLE_GROWTH_MIN, this.baseline * IDLE_GROWTH);
+    if (f < this.baseline) this.baseline = f;
+    if (this.isOver || !due) return;
     this.collect();
     this.idleCollections++;
-    this.baseline = Infinity;
     this.sample();
+    this.baseline = this.footprint();
+  }
+
+  /** The lowest footprint seen (sampled on work, at most once per SAMPLE_MS: see over()). */
+  private noteFootprint(): void {
+    const f = this.footprint();
+    if (f < this.baseline) this.baseline = f;
   }
 
   /** Samples the heap now (work admitted); true while over. */
@@ -141,7 +161,7 @@ export class MemoryGuard {
   private sample(): void {
     this.used = this.heapUsed();
     this.sampledAt = performance.now();
-    if (this.used < this.baseline) this.baseline = this.used;
+    if (this.admissions !== this.admissionsAtTick) this.noteFootprint();
     if (!this.isOver && this.used > HIGH * this.limitBytes) {
       this.isOver = true;
       this.episodes++;

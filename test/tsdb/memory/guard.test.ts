@@ -84,29 +84,36 @@ describe('memory guard', () => {
     g.close();
   });
 
-  it('collects once when idle after the heap grew, not while work goes on or without growth', () => {
+  it('collects once after 4 idle ticks when the footprint grew, not while work goes on or without growth', () => {
     let used = 40 * MiB;
     let collected = 0;
-    const g = new MemoryGuard({ budgetBytes: 1024 * MiB, heapUsed: () => used, v8Limit: 4096 * MiB, timer: false, collect: () => { collected++; used = 42 * MiB; } });
-    g.tick();
+    const g = new MemoryGuard({
+      budgetBytes: 1024 * MiB, heapUsed: () => used, footprint: () => used, v8Limit: 4096 * MiB, timer: false,
+      collect: () => { collected++; used = 42 * MiB; },
+    });
+    const ticks = (n: number): void => { for (let i = 0; i < n; i++) g.tick(); };
+    ticks(6);
     expect(collected).toBe(0); // no growth
-    used = 60 * MiB; // +20 MiB over the lowest seen (40): past max(8 MiB, 25%)
-    g.check(); // work admitted in this interval
-    g.tick();
+    g.check(); // work: the lowest footprint seen is 40 MiB
+    used = 60 * MiB; // +20 MiB: past max(8 MiB, 25%)
+    ticks(1); // the tick that saw the work
+    ticks(3);
+    expect(collected).toBe(0); // 3 idle ticks
+    g.check(); // work again: the stretch starts over
+    ticks(4);
     expect(collected).toBe(0);
-    g.tick(); // a whole interval with no work
+    ticks(1); // the 4th idle tick in a row
     expect(collected).toBe(1);
     expect(g.stats().idleCollections).toBe(1);
-    g.tick();
-    expect(collected).toBe(1); // 42 MiB now: no growth since
-    used = 49 * MiB; // +7 MiB over 42: under 8 MiB
-    g.tick();
-    expect(collected).toBe(1);
-    used = 60 * MiB;
+    ticks(8);
+    expect(collected).toBe(1); // once per idle stretch
     expect(g.over()).toBe(false); // telnet's over() is work too
-    g.tick();
+    used = 49 * MiB; // +7 MiB over 42: under 8 MiB
+    ticks(5);
     expect(collected).toBe(1);
-    g.tick();
+    expect(g.over()).toBe(false);
+    used = 60 * MiB;
+    ticks(5);
     expect(collected).toBe(2);
     g.close();
   });
