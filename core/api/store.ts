@@ -365,6 +365,9 @@ export interface RegionStats {
   readonly compacting?: boolean;
 }
 
+/** A region's request counters as a store keeps them (the counted fields of RegionStats, mutable). */
+export type RegionCounters = { -readonly [K in 'cellsWritten' | 'rowsRead' | 'readRequests' | 'writeRequests']: RegionStats[K] };
+
 export interface StoreStats {
   readonly backend: string;
   readonly tables: number;

@@ -14,15 +14,10 @@ import type { FileMeta } from './file-meta.js';
 import type { RangeDelete } from './range-deletes.js';
 import { Memstore } from './memstore.js';
 import type { FamilyRule } from './row-reader.js';
-import type { TableSpec } from '../api/store.js';
+import type { RegionCounters, TableSpec } from '../api/store.js';
 import { effectiveTtlMs } from '../api/validate.js';
 
-export interface RegionCounters {
-  cellsWritten: number;
-  rowsRead: number;
-  readRequests: number;
-  writeRequests: number;
-}
+
 
 export class TableState {
   readonly id: number;

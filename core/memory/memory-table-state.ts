@@ -4,7 +4,7 @@
  */
 import { compareBytes, equalBytes, latin1 } from '../api/bytes.js';
 import type { CompiledFilter } from '../api/filters.js';
-import type { Cell, CellRef, FamilySpec, Mutation, Row, TableSpec } from '../api/store.js';
+import type { Cell, CellRef, FamilySpec, Mutation, RegionCounters, Row, TableSpec } from '../api/store.js';
 import { effectiveTtlMs } from '../api/validate.js';
 
 export interface Version {
@@ -24,12 +24,7 @@ export interface MemRow {
   readonly families: Map<string, Map<string, Column>>;
 }
 
-export interface RegionCounters {
-  cellsWritten: number;
-  rowsRead: number;
-  readRequests: number;
-  writeRequests: number;
-}
+
 
 /** One table's data; shared by every handle opened on it. */
 export class TableState {
