@@ -156,6 +156,7 @@ async function load(system: SystemName, o: DevopsOptions, version: string): Prom
   const sampleSec = Number(args.sample ?? 5);
   const t = await startTarget(system, { version });
   const answers = new Map<string, Answer>();
+  let timer: NodeJS.Timeout | undefined;
   try {
     const client = await startClient({ ...t.endpoint('telnet')!, conns: 4, generate: o, maxSeconds: Number(args['max-minutes']) * 60 });
     const samples: LoadSample[] = [];
@@ -170,7 +171,7 @@ async function load(system: SystemName, o: DevopsOptions, version: string): Prom
       log(`  ${system} t=${s.t.toFixed(0)} s: ${s.points.toLocaleString('en-US')} points, ${s.series?.toLocaleString('en-US') ?? '?'} series, RSS ${s.rssMiB} MiB${s.heapBytes === undefined ? '' : `, heap ${Math.round(s.heapBytes / MiB)} MiB`}, CPU ${s.cpuSeconds} s`);
     };
     let busy = false;
-    const timer = setInterval(() => {
+    timer = setInterval(() => {
       if (busy) return;
       busy = true;
       void sample().finally(() => (busy = false));
@@ -185,7 +186,9 @@ async function load(system: SystemName, o: DevopsOptions, version: string): Prom
     let lastChange = performance.now();
     while (stored < c.points - c.failedPoints && performance.now() < limit && performance.now() - lastChange < 60_000) {
       await sleep(500);
-      stored = (await t.ingested()).points;
+      // A server too busy to answer counts as no progress (the run then ends a minute later
+      // with what it stored), not as a failed run that loses every sample.
+      stored = (await t.ingested().catch(() => ({ points: stored }))).points;
       if (stored !== last) {
         last = stored;
         lastChange = performance.now();
@@ -256,6 +259,7 @@ async function load(system: SystemName, o: DevopsOptions, version: string): Prom
       },
     };
   } finally {
+    clearInterval(timer);
     await t.stop().catch(() => undefined);
     t.cleanup();
   }
