@@ -94,24 +94,20 @@ export function treeCpuSeconds(root: number): number {
  * `npm` and of the server) count once, not once per process as in treeRss.
  */
 export function treePss(root: number): number {
-  let sum = 0;
-  for (const pid of processTree(root)) {
-    try {
-      const m = /^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-      if (m !== null) sum += Number(m[1]) * 1024;
-    } catch {
-      // gone
-    }
-  }
-  return sum;
+  return sumOverTree(root, (pid) => Number(/^Pss:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'))?.[1] ?? 0) * 1024);
 }
 
 /** Resident set of a whole process tree now (sum over its live members), in bytes. */
 export function treeRss(root: number): number {
+  return sumOverTree(root, (pid) => procRss(pid).rss);
+}
+
+/** Sums `of(pid)` over the live members of root's tree (a member gone meanwhile counts 0). */
+function sumOverTree(root: number, of: (pid: number) => number): number {
   let sum = 0;
   for (const pid of processTree(root)) {
     try {
-      sum += procRss(pid).rss;
+      sum += of(pid);
     } catch {
       // gone
     }
