@@ -68,8 +68,6 @@ export interface IngestDeps {
   readonly announceWritten?: (series: Iterable<readonly [string, number]>) => Promise<void>;
 }
 
-
-
 export interface IngestStats {
   readonly pointsWritten: number;
   readonly pointsRejected: number;
