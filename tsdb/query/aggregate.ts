@@ -204,19 +204,9 @@ function aggregateOneDoubleSeries(p: Points, agg: Aggregator, o: AggregateOption
   for (let i = 0; i < n; i++) if (isInt[i] === 1) return undefined;
   const ts = p.ts;
   const from = lowerBound(ts, n, o.emitFrom);
+  const out = allocPoints(lowerBound(ts, n, o.emitTo + 1) - from);
   const last = Math.min(o.endMs, o.emitTo);
   const same = agg.oneIsValue;
-  if (same) {
-    // Every output its input (no ±0, NaN or infinity among them): views of the input.
-    let end = from;
-    const values = p.values;
-    for (; end < n && ts[end]! <= last; end++) {
-      const v = values[end]!;
-      if (!(v === v && v !== 0 && v !== Infinity && v !== -Infinity)) break;
-    }
-    if (end === n || ts[end]! > last) return { count: end - from, ts: ts.subarray(from, end), values: values.subarray(from, end), isInt: isInt.subarray(from, end) };
-  }
-  const out = allocPoints(lowerBound(ts, n, o.emitTo + 1) - from);
   let k = 0;
   for (let c = from; c < n; c++) {
     const x = ts[c]!;
