@@ -128,16 +128,15 @@ function writeDps(w: JsonBytes, p: OutputPoints, opts: FormatOptions, keys: DpsK
 /**
  * The text before each point's value (`,"<ts>":` or `,[<ts>,`), by position. Output series
  * of one query mostly share their timestamps (downsampled buckets), so the text of the
- * previous series at the same position is copied from where it was written in the output
- * when the timestamp is the same. Formatting is synchronous, so one instance serves every
- * answer of this thread in turn, forgetting the texts of the previous one (`shared`).
+ * previous series at the same position, kept as its own bytes, is reused when the timestamp
+ * is the same. Formatting is synchronous, so one instance serves every answer of this
+ * thread in turn, forgetting the texts of the previous one (`shared`).
  */
 class DpsKeys {
   private static instance: DpsKeys | undefined;
   ts = new Float64Array(0);
-  /** Where position i's text was last written in the output, and its length. */
-  at = new Int32Array(0);
-  len = new Uint8Array(0);
+  /** Position i's text, as ASCII bytes. */
+  text: Uint8Array[] = [];
   /** Positions written since the last `shared()`. */
   private used = 0;
 
@@ -145,6 +144,7 @@ class DpsKeys {
   static shared(): DpsKeys {
     const k = (DpsKeys.instance ??= new DpsKeys());
     k.ts.fill(Number.NaN, 0, k.used);
+    k.text = [];
     k.used = 0;
     return k;
   }
@@ -155,13 +155,7 @@ class DpsKeys {
     if (n <= this.ts.length) return;
     const ts = new Float64Array(Math.max(n, this.ts.length * 2)).fill(Number.NaN);
     ts.set(this.ts);
-    const at = new Int32Array(ts.length);
-    at.set(this.at);
-    const len = new Uint8Array(ts.length);
-    len.set(this.len);
     this.ts = ts;
-    this.at = at;
-    this.len = len;
   }
 }
 
@@ -233,15 +227,16 @@ class JsonBytes {
     const nanAsNull = p.nanAsNull === true;
     const { arrays, msResolution } = opts;
     const kts = keys.ts;
-    const kat = keys.at;
-    const klen = keys.len;
+    const ktext = keys.text;
     for (let i = 0; i < p.count; i++) {
       this.ensure(MAX_POINT_BYTES);
       const b = this.buf;
       let o = this.len;
       const tsMs = ts[i]!;
       if (kts[i] === tsMs) {
-        for (let k = kat[i]!, end = k + klen[i]!; k < end; k++) b[o++] = b[k]!;
+        // Short runs: a loop beats a native copy.
+        const k = ktext[i]!;
+        for (let j = 0; j < k.length; j++) b[o++] = k[j]!;
       } else {
         const start = o;
         if (i > 0) b[o++] = COMMA;
@@ -254,8 +249,7 @@ class JsonBytes {
           b[o++] = COLON;
         }
         kts[i] = tsMs;
-        kat[i] = start;
-        klen[i] = o - start;
+        ktext[i] = new Uint8Array(b.subarray(start, o));
       }
       const v = values[i]!;
       if (isInt[i] === 1) {
