@@ -8,14 +8,19 @@
  * as one entry: the sequence counter is incremented (the store's atomic
  * `increment`) and the entry is written under that number. Each server polls the log
  * (ChangeFeed.poll, every FEED_POLL_MS): one read of the counter, and when it moved, one
- * scan of the entries after the last one applied, in order; its own entries are skipped.
+ * scan of the entries after the last one read, in number order; its own entries are skipped.
  *
  * An entry missing under a number the counter already handed out is being written (the
- * writer incremented and has not put it yet) or never will be (the writer died in
- * between, or the entry expired with the family's TTL): the feed waits for it up to
- * GAP_WAIT_MS, then applies `unknown` (assume anything changed) and goes on. The change an
- * entry announces is durable before its number is taken, so a server that reads the store
- * after applying `unknown` sees it.
+ * writer incremented and has not put it yet: a stalled writer) or never will be (the
+ * writer died in between, or the entry expired with the family's TTL). The feed does not
+ * wait for it: it applies the entries after it meanwhile, and reads the missing number
+ * again at each poll, applying its entry when it appears; after GAP_WAIT_MS without one it
+ * applies `unknown` (assume anything changed). Every change is an invalidation (drop or
+ * move on a cached answer), so applying them out of order ends in the same state. A
+ * stalled writer thus delays no other writer's entries, and its own change is not
+ * acknowledged before its entry is written. The change an entry announces is durable
+ * before its number is taken, so a server that reads the store after applying `unknown`
+ * sees it.
  *
  * Only stores with several writers need it (capabilities.singleWriter false): on the
  * embedded store this process makes every change itself.
@@ -35,7 +40,7 @@ export const SEQUENCE_ROW = utf8('seq');
 export const CHANGE_TTL_MS = 24 * 3600_000;
 /** How often a server reads the log. */
 export const FEED_POLL_MS = 250;
-/** How long a missing entry is waited for before the feed assumes anything changed. */
+/** How long a missing entry is looked for (while later ones are applied) before the feed assumes anything changed. */
 export const GAP_WAIT_MS = 5_000;
 /** How soon a failed points-written append is tried again. */
 export const WRITTEN_RETRY_MS = 1_000;
@@ -310,8 +315,10 @@ export class ChangeFeed {
   private readonly log: ChangeLog;
   private readonly apply: (c: Change) => void;
   private readonly now: () => number;
+  /** The last number read past (every entry up to it applied, or missing and in `gaps`). */
   private at = 0n;
-  private gap: { seq: bigint; since: number } | undefined;
+  /** Numbers handed out whose entry was not there yet → when that was first seen (ms), by number. */
+  private readonly gaps = new Map<bigint, number>();
   private appliedCount = 0;
   private unknownCount = 0;
   private polls = 0;
@@ -363,28 +370,39 @@ export class ChangeFeed {
   private async pollOnce(): Promise<void> {
     this.polls++;
     const head = await this.log.head();
-    if (head <= this.at) return;
-    const entries = await this.log.entries(this.at, head);
-    for (let seq = this.at + 1n; seq <= head; seq++) {
+    if (head <= this.at && this.gaps.size === 0) return;
+    // One scan covers the numbers still missing and the new ones.
+    const first = this.gaps.keys().next();
+    const from = first.done === true ? this.at : first.value - 1n;
+    const upTo = head > this.at ? head : this.at;
+    const entries = await this.log.entries(from, upTo);
+    const now = this.now();
+    for (const [seq, since] of this.gaps) {
       const v = entries.get(seq);
-      if (v === undefined) {
-        const now = this.now();
-        if (this.gap?.seq !== seq) this.gap = { seq, since: now };
-        if (now - this.gap.since < GAP_WAIT_MS) return;
+      if (v !== undefined) this.applyEntry(v);
+      else if (now - since < GAP_WAIT_MS) continue;
+      else {
         this.unknownCount++;
         this.apply({ kind: 'unknown' });
-      } else {
-        const d = decodeChange(v);
-        if (d === undefined) {
-          this.unknownCount++;
-          this.apply({ kind: 'unknown' });
-        } else if (compareBytes(d.writer, this.log.writer) !== 0) {
-          this.appliedCount++;
-          this.apply(d.change);
-        }
       }
-      this.at = seq;
-      this.gap = undefined;
+      this.gaps.delete(seq);
+    }
+    for (let seq = this.at + 1n; seq <= head; seq++) {
+      const v = entries.get(seq);
+      if (v === undefined) this.gaps.set(seq, now);
+      else this.applyEntry(v);
+    }
+    if (head > this.at) this.at = head;
+  }
+
+  private applyEntry(v: Uint8Array): void {
+    const d = decodeChange(v);
+    if (d === undefined) {
+      this.unknownCount++;
+      this.apply({ kind: 'unknown' });
+    } else if (compareBytes(d.writer, this.log.writer) !== 0) {
+      this.appliedCount++;
+      this.apply(d.change);
     }
   }
 }
