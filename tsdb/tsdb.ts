@@ -371,6 +371,11 @@ export class Tsdb {
       add('horae.store.wal_replay_cells', st.walReplay.entries);
     }
     add('horae.store.stalled_writers', st.stalledWriters);
+    if (st.transformBacklog !== undefined) {
+      // Files of a store made before row transforms still to be rewritten (0 once migrated).
+      add('horae.store.transform_backlog_files', st.transformBacklog.files);
+      add('horae.store.transform_backlog_bytes', st.transformBacklog.bytes);
+    }
     for (const [k, v] of Object.entries(extra)) add(k, v);
     return out;
   }

@@ -405,6 +405,12 @@ export interface StoreStats {
    * tool's job, `horae fsck`).
    */
   readonly damagedFiles?: readonly DamagedFile[];
+  /**
+   * Stores with row transforms: files written before their table's transform was named
+   * (`setFamilyTransform`), still to be rewritten through it in the background, and their
+   * bytes (0 and 0 once the migration is done).
+   */
+  readonly transformBacklog?: { readonly files: number; readonly bytes: number };
 }
 
 /** A damaged store file: its name, the offset of the damage when known, what failed. */

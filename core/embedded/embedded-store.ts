@@ -116,8 +116,9 @@ class EmbeddedStore implements Store, EmbeddedStoreExtras {
     const t = this.engine.tables.get(table);
     if (t === undefined) throw new StoreError('STORE_TABLE_NOT_FOUND', `table ${table} does not exist`);
     if (!t.families.has(family)) throw new StoreError('STORE_FAMILY_NOT_FOUND', `table ${table} has no family ${JSON.stringify(family)}`);
-    t.setFamilyTransform(family, transform);
+    t.setFamilyTransform(family, transform, this.engine.versions.peekFileNumber());
     await this.engine.versions.saveManifest();
+    this.engine.scheduler.migrateTransforms();
     return this.handle(t);
   }
 
@@ -149,6 +150,7 @@ class EmbeddedStore implements Store, EmbeddedStoreExtras {
       ...(c.lastBackgroundError !== undefined ? { lastBackgroundError: c.lastBackgroundError } : {}),
       ...(e.failure !== undefined ? { writeFailure: e.failure.message } : {}),
       damagedFiles: e.readers.damage.files,
+      transformBacklog: e.scheduler.transformBacklog(),
     };
   }
 

@@ -20,6 +20,8 @@ export interface EngineCounters {
   deletedFilesDropped: number;
   /** Files dropped whole because every row in them expired (row transforms' expiredBefore). */
   expiredFilesDropped: number;
+  /** Compactions started to rewrite files written before their table's transforms (transform-migration.ts). */
+  transformMigrations: number;
   /** Write path (engine.ts): */
   stalledWriters: number;
   /** Error handler (error-handler.ts): times the store ran out of space for its log or manifest and recovered. */
@@ -38,7 +40,7 @@ export interface EngineCounters {
 export class Background {
   readonly counters: EngineCounters = {
     flushesDone: 0, compactionsDone: 0, majorCompactionsDone: 0, splitsDone: 0, sharedFlushInstalls: 0,
-    flushesInProgress: 0, compactionsInProgress: 0, deletedFilesDropped: 0, expiredFilesDropped: 0,
+    flushesInProgress: 0, compactionsInProgress: 0, deletedFilesDropped: 0, expiredFilesDropped: 0, transformMigrations: 0,
     stalledWriters: 0, noSpaceRecoveries: 0,
     recoveryDroppedBytes: 0, recoveryTornTailBytes: 0, walReplay: { files: 0, bytes: 0, records: 0, entries: 0, ms: 0 },
     backgroundErrors: 0, lastBackgroundError: undefined,

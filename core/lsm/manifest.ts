@@ -32,6 +32,8 @@ export interface TableMeta {
   readonly ttlMs?: number;
   /** Range tombstones still in force (lsm/range-deletes.ts); absent when none. */
   readonly rangeDeletes?: readonly RangeDelete[];
+  /** Files numbered below it were written before a family's transform was named (TableState.transformFrom). */
+  readonly transformFrom?: number;
 }
 
 export interface RegionMeta {

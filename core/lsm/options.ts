@@ -66,6 +66,13 @@ export interface EngineOptions {
   /** A region whose files are this fraction delete markers gets a major compaction. Default 0.2. */
   readonly tombstoneCompactionRatio?: number;
 
+  /**
+   * Files written before a family's row transform was named (Store.setFamilyTransform) are
+   * rewritten through it in the background, one compaction at a time, at most this many
+   * input bytes a second on average. Default 8 MiB/s; 0: only as compactions pick them.
+   */
+  readonly transformMigrationBytesPerSec?: number;
+
   /** Regions split in two past this size. Default 1 GiB. */
   readonly regionSplitBytes?: number;
   /** Split regions automatically. Default true. */
@@ -108,6 +115,7 @@ export const DEFAULT_ENGINE_OPTIONS = {
   compactionMaxFiles: 10,
   majorCompactionIntervalMs: 86_400_000,
   tombstoneCompactionRatio: 0.2,
+  transformMigrationBytesPerSec: 8 << 20,
   regionSplitBytes: 1 << 30,
   autoSplit: true,
   flushOnClose: true,

@@ -29,6 +29,12 @@ export class TableState {
   dropped = false;
   /** Range tombstones in force (lsm/range-deletes.ts), oldest first. */
   rangeDeletes: RangeDelete[] = [];
+  /**
+   * Files numbered below this were planned before a family's current transform was named
+   * (setFamilyTransform): written without it. The scheduler rewrites them at a bounded
+   * rate (transform-migration.ts) and clears this once none is left; undefined: none.
+   */
+  transformFrom: number | undefined;
 
   constructor(id: number, spec: TableSpec) {
     this.id = id;
@@ -42,8 +48,13 @@ export class TableState {
     return this.spec.name;
   }
 
-  /** Names (undefined: removes) family `family`'s row transform; the caller saves the manifest. */
-  setFamilyTransform(family: string, transform: string | undefined): void {
+  /**
+   * Names (undefined: removes) family `family`'s row transform; the caller saves the
+   * manifest. `nextFile`: the number the next job's output gets (jobs planned from now on
+   * apply the transform), so the files numbered below it are the ones written without it.
+   */
+  setFamilyTransform(family: string, transform: string | undefined, nextFile: number): void {
+    const old = this.spec.families.find((f) => f.name === family)?.transform;
     this.spec = {
       ...this.spec,
       families: this.spec.families.map(({ transform: old, ...f }) => {
@@ -51,6 +62,8 @@ export class TableState {
         return name === undefined ? f : { ...f, transform: name };
       }),
     };
+    if (transform !== undefined && transform !== old) this.transformFrom = nextFile;
+    else if (!this.spec.families.some((f) => f.transform !== undefined)) this.transformFrom = undefined;
   }
 
   /** The region holding `row`. */

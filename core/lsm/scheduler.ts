@@ -24,6 +24,8 @@ import type { Region, TableState } from './region.js';
 import { compact, flushLoop, splitAt } from './region-jobs.js';
 import type { JobContext, RegionJobs, SchedulerDeps, SharedFlush } from './region-jobs.js';
 import { pickSplitKey, successors } from './split.js';
+import { TransformMigration } from './transform-migration.js';
+import type { TransformBacklog } from './transform-migration.js';
 
 /** A quiet store rolls its WAL (so the dead one is deleted) once it is at least this big. */
 const IDLE_WAL_ROLL_BYTES = 1024 * 1024;
@@ -36,6 +38,8 @@ export class Scheduler {
   private timer: ReturnType<typeof setInterval> | undefined;
   /** What the jobs of region-jobs.ts see of the scheduler. */
   private readonly ctx: JobContext;
+  /** Rewrites files written before their table's transforms (transform-migration.ts). */
+  private readonly migration: TransformMigration;
 
   constructor(deps: SchedulerDeps) {
     this.d = deps;
@@ -53,6 +57,10 @@ export class Scheduler {
       splitDue: (r) => this.splitDue(r),
       pruneRangeDeletes: (t) => this.pruneRangeDeletes(t),
     };
+    this.migration = new TransformMigration({
+      bytesPerSec: deps.opts.transformMigrationBytesPerSec, versions: deps.versions, background: deps.background,
+      halted: () => this.halted, jobsOf: (r) => this.jobsOf(r), compact: (r, inputs, major) => compact(this.ctx, r, inputs, major),
+    });
   }
 
   /** What runs for region r. */
@@ -73,10 +81,22 @@ export class Scheduler {
       this.timer.unref();
     }
     for (const r of this.d.versions.allRegions()) this.maybeFlush(r);
+    this.migrateTransforms();
   }
 
   stop(): void {
     if (this.timer !== undefined) clearInterval(this.timer);
+    this.migration.stop();
+  }
+
+  /** Goes on rewriting files written before their table's transforms (transform-migration.ts). */
+  migrateTransforms(): void {
+    this.migration.step();
+  }
+
+  /** Files still to be rewritten through their table's transforms. */
+  transformBacklog(): TransformBacklog {
+    return this.migration.backlog();
   }
 
   private get halted(): boolean {
@@ -96,6 +116,7 @@ export class Scheduler {
       else if (!j.flushing && !j.compacting) this.maybeCompact(r, this.idleCompactionDue(r, now));
     }
     for (const t of this.d.versions.tables.values()) if (t.rangeDeletes.length > 0 && this.pruneRangeDeletes(t)) this.d.background.track(this.d.versions.saveManifest());
+    this.migrateTransforms();
     this.d.background.track(this.rollIdleWal(true));
   }
 

@@ -85,6 +85,7 @@ export class VersionSet {
       this.tables.set(t.name, ts);
       this.tablesById.set(t.id, ts);
       if (t.rangeDeletes !== undefined) ts.rangeDeletes = t.rangeDeletes.map((d) => ({ ...d, cleared: [...d.cleared] }));
+      if (t.transformFrom !== undefined) ts.transformFrom = t.transformFrom;
     }
     for (const r of state.regions) {
       const t = this.tablesById.get(r.tableId);
@@ -116,6 +117,11 @@ export class VersionSet {
 
   newFileNumber(): number {
     return this.nextFileNumber++;
+  }
+
+  /** The number the next file gets (nothing allocated). */
+  peekFileNumber(): number {
+    return this.nextFileNumber;
   }
 
   /** A number for a job's output, kept from deletion as a stray until `outputDone`. */
@@ -295,6 +301,7 @@ export class VersionSet {
         ...(t.spec.splitPoints !== undefined ? { splitPoints: t.spec.splitPoints } : {}),
         ...(t.spec.ttlMs !== undefined ? { ttlMs: t.spec.ttlMs } : {}),
         ...(t.rangeDeletes.length > 0 ? { rangeDeletes: t.rangeDeletes.map((d) => ({ ...d, cleared: [...d.cleared] })) } : {}),
+        ...(t.transformFrom !== undefined ? { transformFrom: t.transformFrom } : {}),
       });
       for (const r of t.regions) {
         regions.push({ id: r.id, tableId: t.id, start: r.start, end: r.end, flushedSeq: r.flushedSeq, files: r.files.map((f) => f.number) });

@@ -203,4 +203,58 @@ describe('a store made before row transforms', () => {
     await t2.close();
     await again.close();
   });
+
+  it('left alone after the open, finishes the migration by itself: every old file rewritten, at a bounded rate, shown in /api/stats', async () => {
+    const clock = { now: (T0 + 3 * 3600 + 60) * 1000 };
+    const { fs, model } = await buildOldStore(clock);
+    // No compaction would pick these files: minor ones need 100 files, major ones are
+    // never due by time, the files are not tombstone-heavy enough, and no region goes idle.
+    const store = await openEmbeddedStore({
+      dir: '/db', fs, clock: () => clock.now, maintenanceIntervalMs: 20, memstoreIdleFlushMs: 0,
+      compactionMinFiles: 100, majorCompactionIntervalMs: 0, tombstoneCompactionRatio: 1,
+      transformMigrationBytesPerSec: 64 << 20,
+    });
+    const engine = (store as unknown as { engine: { tables: Map<string, { regions: Array<{ files: Array<{ number: number }> }> }> } }).engine;
+    const dataFiles = (): number[] => engine.tables.get(DATA_TABLE)!.regions.flatMap((r) => r.files.map((f) => f.number));
+    const oldNumbers = new Set(dataFiles());
+    expect(oldNumbers.size).toBeGreaterThanOrEqual(10);
+    expect((await store.stats()).transformBacklog).toEqual({ files: 0, bytes: 0 }); // no transform named yet
+    const tsdb = await Tsdb.open(store, { now: () => clock.now, background: false });
+    const app = await buildServer({ tsdb });
+    try {
+      const backlog = async (): Promise<number> => {
+        const res = await app.inject({ method: 'GET', url: '/api/stats' });
+        const p = (res.json() as Array<{ metric: string; value: number }>).find((x) => x.metric === 'horae.store.transform_backlog_files');
+        return p!.value;
+      };
+      expect(await backlog()).toBeGreaterThan(0);
+      const deadline = Date.now() + 20_000;
+      while ((await backlog()) > 0) {
+        if (Date.now() > deadline) throw new Error(`migration stalled: ${JSON.stringify((await store.stats()).transformBacklog)}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+      await (store as unknown as { idle(): Promise<void> }).idle();
+      const live = dataFiles();
+      expect(live.length).toBeGreaterThan(0);
+      expect(live.filter((n) => oldNumbers.has(n))).toEqual([]);
+      expect((await store.stats()).transformBacklog!.bytes).toBe(0);
+      await expectModel(tsdb, model);
+      // Each region's old files were all its files: one major compaction each, one cell a row.
+      const q = await rowQualifiers(tsdb);
+      expect(q.length).toBe(METRICS.length * HOSTS.length * 3);
+      expect(q.every((r) => r.length === 1 && r[0]!.length === 18 && r[0]!.startsWith('0c'))).toBe(true);
+    } finally {
+      await app.close();
+      await tsdb.close();
+      await store.close();
+    }
+    // The mark is cleared and recorded: a restart starts no migration.
+    const again = await openEmbeddedStore({ dir: '/db', fs, clock: () => clock.now, maintenanceIntervalMs: 0 });
+    expect((again as unknown as { engine: { tables: Map<string, { transformFrom?: number }> } }).engine.tables.get(DATA_TABLE)!.transformFrom).toBeUndefined();
+    expect((await again.stats()).transformBacklog).toEqual({ files: 0, bytes: 0 });
+    const t2 = await Tsdb.open(again, { now: () => clock.now, background: false });
+    await expectModel(t2, model);
+    await t2.close();
+    await again.close();
+  });
 });
