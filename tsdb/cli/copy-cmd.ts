@@ -2,7 +2,8 @@
  * `horae copy --to DIR|URL [--data-dir D | --store URL]`: copies every table of the
  * source store (the usual --data-dir / --store / HORAE_STORE settings) into the
  * destination (a data directory, or a store URL such as bigtable://PROJECT/INSTANCE),
- * with copyStore (copy.ts). Stop every server writing to the source first; the
+ * with copyStore (copy.ts), leaving out the data rows expired under the configured
+ * retention (copy-retention.ts). Stop every server writing to the source first; the
  * destination may be served by nothing either while it fills (an embedded one is locked).
  */
 import { existsSync } from 'node:fs';
@@ -11,7 +12,9 @@ import { openEmbeddedStore } from '../../core/index.js';
 import type { Store } from '../../core/api/store.js';
 import { ArgsError, CONFIG_OPTION, DATA_DIR_OPTION, HELP_OPTION, STORE_OPTION, parseOptions, resolveSettings } from './args.js';
 import type { Env } from './args.js';
+import { resolveTsdbConfig } from '../config.js';
 import { copyStore } from './copy.js';
+import { expiredRowsOf } from './copy-retention.js';
 import { openRemoteStore } from './open-store.js';
 import type { CliWriter } from './progress.js';
 
@@ -20,8 +23,9 @@ export const COPY_USAGE = `Usage: horae copy --to DIR|URL [options]
 Copies every table of the store (--data-dir, or --store) into another store: a data
 directory (created if missing) or a store URL (bigtable://PROJECT/INSTANCE[?prefix=P]).
 Cells keep their timestamps and versions; table specs (families, TTLs, split points)
-are re-created. The way to move between the embedded store and Bigtable, either way
-(docs/SCALING.md). Stop the servers using either store first.
+are re-created. Data rows whose hour is past the retention configured (horae.retention,
+horae.retention.metrics) are left out. The way to move between the embedded store and
+Bigtable, either way (docs/SCALING.md). Stop the servers using either store first.
 
 Options:
   --to DIR|URL      the destination store
@@ -54,10 +58,12 @@ export async function runCopyCommand(argv: readonly string[], env: Env, io: { st
   try {
     const dest: Store = isUrl(to) ? await openRemoteStore(to) : await openEmbeddedStore({ dir: resolve(to) });
     try {
+      const expired = await expiredRowsOf(from, resolveTsdbConfig(settings.tsdb), Date.now());
       const r = await copyStore(from, dest, {
-        table: (name, rows, cells) => io.stdout.write(`copied ${name}: ${rows} rows, ${cells} cells\n`),
+        table: (name, rows, cells, gone) => io.stdout.write(`copied ${name}: ${rows} rows, ${cells} cells${gone > 0 ? ` (${gone} rows of expired data left out)` : ''}\n`),
+        ...(expired === undefined ? {} : { expired }),
       });
-      io.stdout.write(`copied ${r.tables} tables, ${r.rows} rows, ${r.cells} cells to ${to}\n`);
+      io.stdout.write(`copied ${r.tables} tables, ${r.rows} rows, ${r.cells} cells to ${to}${r.expiredRows > 0 ? `; ${r.expiredRows} rows of expired data left out` : ''}\n`);
       return 0;
     } finally {
       await dest.close();
