@@ -125,10 +125,12 @@ export class Tsdb {
     this.index = this.catalog.index;
     this.seriesPlans = this.catalog.keepByMetric<SeriesPlan>(MAX_SERIES_PLANS);
     this.storeCompresses = storeCompresses;
-    const readBack = storeCompresses ? undefined : new HourCompactor({ data, widths: this.widths, config, now });
+    // This server in the claims and the compaction ledger it keeps beside the change log.
+    const server = randomBytes(8);
+    const readBack = storeCompresses ? undefined : new HourCompactor({ data, widths: this.widths, config, now, ...(changes === undefined ? {} : { ledger: { table: changes, server } }) });
     this.compactor = readBack ?? new StoreCompaction(data, () => this.retentionResolved());
     this.retentionSweeper = storeCompresses || !this.hasRetention ? undefined : new RetentionSweeper({
-      data, widths: this.widths, retention: this.retentionConfig, now, server: randomBytes(8),
+      data, widths: this.widths, retention: this.retentionConfig, now, server,
       metrics: () => this.metrics.allNames(),
       ...(changes === undefined ? {} : { claims: changes }),
     });
@@ -155,6 +157,7 @@ export class Tsdb {
         return markDirty(key, base, nowMs);
       },
       ...(this.catalog.announcesWrites ? { announceWritten: (series) => this.catalog.announceWritten(series) } : {}),
+      ...(tracked ? { rowsListed: () => readBack.listed() } : {}),
       ...(lastValues === undefined ? {} : {
         newestPoints: {
           stored: (e, ms, value, isInt, big) => lastValues.written(e.tsuidKey, ms, value, isInt, big),
@@ -193,7 +196,7 @@ export class Tsdb {
       registerHourTransform(() => tsdb.transformOptions());
     } else {
       const readBack = tsdb.compactor as HourCompactor;
-      if (await isEmpty(data)) readBack.nothingWrittenBefore();
+      await readBack.opened(await isEmpty(data));
       if (config.compactHours && opts.background !== false) readBack.start();
       if (opts.background !== false) tsdb.retentionSweeper?.start();
     }
@@ -352,6 +355,11 @@ export class Tsdb {
     const c = this.compactor.stats();
     add('tsd.compaction.count', c.rowsCompacted, { type: 'hours' });
     add('horae.compaction.pending_rows', c.pendingRows);
+    if (c.ledgerPairs !== undefined) {
+      add('horae.compaction.ledger_pairs', c.ledgerPairs);
+      add('horae.compaction.takeovers', c.takeovers ?? 0);
+      add('horae.compaction.ranges', c.rangesCompacted ?? 0);
+    }
     if (this.retentionSweeper !== undefined) {
       const r = this.retentionSweeper.stats();
       add('horae.retention.buckets_swept', r.bucketsSwept);

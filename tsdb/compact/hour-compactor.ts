@@ -11,10 +11,15 @@
  *
  * Which rows: the writer reports each (row, hour) when a series first writes into it and
  * touches it on every write (markDirty). A row is due when its hour ended more than
- * `compactGraceMs` ago and it saw no write for `compactIdleMs`. Rows written before a
- * restart, or while the dirty set was full, are found by sweep(), which scans the data
- * table for closed hours that are not yet a single compressed cell (after a start, only
- * the cells written before it; none when the table was empty at the start).
+ * `compactGraceMs` ago and it saw no write for `compactIdleMs`. Where servers share the
+ * store, each lists what it owes in the compaction ledger before writing it
+ * (compaction-ledger.ts): a server that dies or stops leaves its rows to a live one, which
+ * compacts each owed (metric, hour) key range in every salt bucket (compactRange), as it
+ * does the rows past a full dirty set. Elsewhere rows written before a restart, or while
+ * the dirty set was full, are found by sweep(), which scans the data table for closed
+ * hours that are not yet a single compressed cell (after a start, only the cells written
+ * before it; none when the table was empty at the start); with a ledger that start sweep
+ * is made once per store, by the first servers that open it with one.
  */
 import type { Cell, Mutation, Table } from '../../core/api/store.js';
 import type { TsdbConfig } from '../config.js';
@@ -22,10 +27,13 @@ import { encodeHourBlock } from '../codec/hour-codec.js';
 import { randomFillSync } from 'node:crypto';
 import { compareWriteOrder, mergeRowCells, isDataPointCell } from '../query/row-merge.js';
 import { hourCellQualifier, isHourCellQualifier } from '../schema/qualifier.js';
-import { baseTimeOfKey } from '../schema/row-key.js';
+import { baseTimeOfKey, writeBaseTimeAt } from '../schema/row-key.js';
+import { saltBytes } from '../schema/salt.js';
 import type { SchemaWidths } from '../schema/widths.js';
 import { DATA_FAMILY } from '../tables.js';
 import type { DirtyMark } from '../write/dirty-mark.js';
+import { CompactionLedger, LEDGER_BEAT_MS } from './compaction-ledger.js';
+import type { Pair } from './compaction-ledger.js';
 
 export interface HourCompactorDeps {
   readonly data: Table;
@@ -33,6 +41,8 @@ export interface HourCompactorDeps {
   readonly config: TsdbConfig;
   readonly now: () => number;
   readonly log?: (msg: string) => void;
+  /** The compaction ledger's table and this server's id, where other servers share the store. */
+  readonly ledger?: { readonly table: Table; readonly server: Uint8Array };
 }
 
 interface DirtyRow extends DirtyMark {
@@ -49,6 +59,11 @@ export interface HourCompactorStats {
   readonly dirtyOverflows: number;
   /** Rows another compactor (or a delete) changed between this one's read and write: left as they were. */
   readonly racesLost?: number;
+  /** (metric, hour) key ranges compacted (owed after a takeover or a full dirty set), and servers taken over. */
+  readonly rangesCompacted?: number;
+  readonly takeovers?: number;
+  /** (metric, hour) pairs this server lists in the ledger. */
+  readonly ledgerPairs?: number;
   readonly lastError?: string;
 }
 
@@ -74,7 +89,10 @@ export interface HourCompaction {
 export class HourCompactor implements HourCompaction {
   private readonly deps: HourCompactorDeps;
   private readonly dirty = new Map<string, DirtyRow>();
+  /** Where servers share the store (compaction-ledger.ts). */
+  private readonly ledger: CompactionLedger | undefined;
   private timer: NodeJS.Timeout | undefined;
+  private beatTimer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private stopped = false;
   private needSweep = true;
@@ -91,11 +109,46 @@ export class HourCompactor implements HourCompaction {
   private errors = 0;
   private dirtyOverflows = 0;
   private racesLost = 0;
+  private rangesCompacted = 0;
   private lastError: string | undefined;
 
   constructor(deps: HourCompactorDeps) {
     this.deps = deps;
     this.sweepBefore = deps.now();
+    const l = deps.ledger;
+    this.ledger = l === undefined ? undefined : new CompactionLedger({ table: l.table, server: l.server, metricWidth: deps.widths.metric, now: deps.now });
+  }
+
+  /**
+   * The store was opened (`empty`: its data table held no row). With a ledger, the sweep
+   * owed after a start is made only while the ledger does not say one was made (a store
+   * written before the ledger); else nothing written before is waited for.
+   */
+  async opened(empty: boolean): Promise<void> {
+    const ledger = this.ledger;
+    if (ledger === undefined) {
+      if (empty) this.nothingWrittenBefore();
+      return;
+    }
+    if (await ledger.swept()) this.nothingWrittenBefore();
+    else if (empty) {
+      this.nothingWrittenBefore();
+      await ledger.markSwept();
+    }
+  }
+
+  /**
+   * Resolves once the compaction ledger lists every (metric, hour) of the rows reported to
+   * markDirty (undefined when it does, or there is none): the write path waits for it
+   * before writing them, so no row is written that no server owes.
+   */
+  listed(): Promise<void> | undefined {
+    return this.ledger?.covered();
+  }
+
+  /** One beat of the ledger now (the timer does it every LEDGER_BEAT_MS). */
+  async beat(): Promise<void> {
+    await this.ledger?.beat();
   }
 
   /**
@@ -116,12 +169,17 @@ export class HourCompactor implements HourCompaction {
     if (row === undefined) {
       if (this.dirty.size >= MAX_DIRTY_ROWS) {
         this.dirtyOverflows++;
-        this.needSweep = true;
-        this.sweepBefore = undefined;
+        if (this.ledger !== undefined) {
+          this.ledger.addRange(this.metricOf(key), baseSec);
+        } else {
+          this.needSweep = true;
+          this.sweepBefore = undefined;
+        }
         return OVERFLOW_MARK;
       }
       row = { key, baseSec, lastWriteMs: nowMs, live: true };
       this.dirty.set(id, row);
+      this.ledger?.addRow(this.metricOf(key), baseSec);
     } else {
       row.lastWriteMs = nowMs;
     }
@@ -133,6 +191,9 @@ export class HourCompactor implements HourCompaction {
     if (this.timer !== undefined || this.stopped) return;
     this.timer = setInterval(() => void this.runOnce(), this.deps.config.compactIntervalMs);
     this.timer.unref();
+    if (this.ledger === undefined) return;
+    this.beatTimer = setInterval(() => void this.beat(), LEDGER_BEAT_MS);
+    this.beatTimer.unref();
   }
 
   /**
@@ -151,8 +212,11 @@ export class HourCompactor implements HourCompaction {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer !== undefined) clearInterval(this.timer);
+    clearInterval(this.beatTimer);
     this.timer = undefined;
+    this.beatTimer = undefined;
     await this.running?.catch(() => undefined);
+    await this.ledger?.stop();
   }
 
   stats(): HourCompactorStats {
@@ -164,6 +228,7 @@ export class HourCompactor implements HourCompaction {
       errors: this.errors,
       dirtyOverflows: this.dirtyOverflows,
       racesLost: this.racesLost,
+      ...(this.ledger === undefined ? {} : { rangesCompacted: this.rangesCompacted, takeovers: this.ledger.stats().takeovers, ledgerPairs: this.ledger.stats().pairs }),
       ...(this.lastError === undefined ? {} : { lastError: this.lastError }),
     };
   }
@@ -187,6 +252,7 @@ export class HourCompactor implements HourCompaction {
         const batch = due.slice(i, i + BATCH_ROWS);
         try {
           await this.compactRows(batch.map((r) => r.key));
+          if (this.ledger !== undefined) for (const r of batch) this.ledger.removeRow(this.metricOf(r.key), r.baseSec);
         } catch (err) {
           // Put them back: the next pass retries.
           for (const r of batch) {
@@ -196,12 +262,21 @@ export class HourCompactor implements HourCompaction {
           throw err;
         }
       }
+      for (const r of this.ledger?.dueRanges() ?? []) {
+        const hourEnd = (r.hour + 3600) * 1000;
+        if (hourEnd + (opts.force === true ? 0 : compactGraceMs) > now) continue;
+        await this.compactRange(r, opts.force === true);
+        this.ledger!.rangeDone(r);
+        this.rangesCompacted++;
+      }
       if (opts.sweep === true || (this.needSweep && opts.sweep !== false)) {
         // An explicit sweep (fsck, tests) reads everything.
         const before = opts.sweep === true ? undefined : this.sweepBefore;
+        const atStart = this.needSweep;
         this.needSweep = false;
         this.sweepBefore = undefined;
         await this.sweep(opts.force === true, before);
+        if (atStart && !this.stopped) await this.ledger?.markSwept();
       }
     } catch (err) {
       this.errors++;
@@ -235,6 +310,43 @@ export class HourCompactor implements HourCompaction {
       if (this.stopped && !force) return;
     }
     if (pending.length > 0) await this.compactRows(pending);
+  }
+
+  /**
+   * Compacts the closed rows of one (metric, hour) in every salt bucket: one key range
+   * each, `[salt][metric][hour]` up to `[salt][metric][hour + 1 h]`. Rows in the dirty set
+   * wait for it (unless `force`).
+   */
+  private async compactRange(r: Pair, force: boolean): Promise<void> {
+    const { saltWidth, saltBuckets } = this.deps.widths;
+    const buckets = saltWidth === 0 ? 1 : saltBuckets;
+    for (let b = 0; b < buckets; b++) {
+      const prefix = saltBytes(b, saltWidth);
+      const start = new Uint8Array(saltWidth + r.metric.length + 4);
+      start.set(prefix);
+      start.set(r.metric, saltWidth);
+      const end = start.slice();
+      writeBaseTimeAt(start, saltWidth + r.metric.length, r.hour);
+      writeBaseTimeAt(end, saltWidth + r.metric.length, r.hour + 3600);
+      let pending: Uint8Array[] = [];
+      for await (const rows of this.deps.data.scan({ start, end, families: [DATA_FAMILY], batchRows: 512, borrowValues: true })) {
+        for (const row of rows) {
+          if (!force && this.dirty.has(Buffer.from(row.key).toString('latin1'))) continue;
+          if (!needsCompaction(row.cells)) continue;
+          pending.push(row.key);
+          if (pending.length >= BATCH_ROWS) {
+            await this.compactRows(pending);
+            pending = [];
+          }
+        }
+      }
+      if (pending.length > 0) await this.compactRows(pending);
+    }
+  }
+
+  private metricOf(key: Uint8Array): Uint8Array {
+    const s = this.deps.widths.saltWidth;
+    return key.subarray(s, s + this.deps.widths.metric);
   }
 
   /**

@@ -66,6 +66,12 @@ export interface IngestDeps {
    * when it rejects (catalog.announceWritten).
    */
   readonly announceWritten?: (series: Iterable<readonly [string, number]>) => Promise<void>;
+  /**
+   * Where servers share the store: resolves once the rows a group reported to onRowWritten
+   * may be written (the compaction ledger lists them: compact/compaction-ledger.ts);
+   * undefined when they may be now.
+   */
+  readonly rowsListed?: () => Promise<void> | undefined;
 }
 
 export interface IngestStats {
@@ -411,6 +417,8 @@ export class Ingestor {
       const newest = this.deps.newestPoints;
       const announce = this.deps.announceWritten;
       const rows = g.build(ts, now, this.deps.onRowWritten, newest !== undefined || announce !== undefined);
+      const listed = this.deps.rowsListed?.();
+      if (listed !== undefined) await listed;
       this.cells += rows.length;
       this.groups++;
       let failure: unknown;

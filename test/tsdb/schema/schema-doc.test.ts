@@ -3,6 +3,7 @@
  * codecs, to the fields its comments name, and encoding those fields gives the same bytes.
  */
 import { CLAIMS_FAMILY, CLAIMS_ROW, claimedHour, encodeClaim } from '../../../tsdb/compact/retention-sweep.js';
+import * as ledger from '../../../tsdb/compact/compaction-ledger.js';
 import { describe, expect, it } from 'vitest';
 import { concatBytes, encodeInt64, fromHex, fromUtf8, toHex, utf8 } from '../../../core/api/bytes.js';
 import { hexExample, readFormatDoc } from '../../helpers/format-doc.js';
@@ -209,6 +210,21 @@ describe('tsdb/SCHEMA.md examples', () => {
     const value = cell!.subarray(head.length);
     expect(claimedHour(value)).toBe(Date.UTC(2026, 0, 9, 19) / 1000);
     expect(toHex(encodeClaim(Date.UTC(2026, 0, 9, 19) / 1000, fromHex('00000000000000dd')))).toBe(toHex(value));
+  });
+
+  it('Compaction ledger: the beat, debt and swept cells decode to what the comments say', () => {
+    const [beat, debt, swept] = hexBlocks('Compaction ledger');
+    const server = fromHex('00000000000000ee');
+    const head = concatBytes(ledger.LEDGER_ROW, utf8(ledger.LEDGER_FAMILY), server, utf8('b'));
+    expect(toHex(beat!.subarray(0, head.length))).toBe(toHex(head));
+    const v = beat!.subarray(head.length);
+    expect(ledger.decodeBeat(v)).toEqual({ ms: Date.UTC(2026, 0, 1), stopped: false });
+    expect(toHex(ledger.encodeBeat(Date.UTC(2026, 0, 1), false))).toBe(toHex(v));
+    expect(toHex(debt!.subarray(0, 9))).toBe(toHex(concatBytes(server, utf8('d'))));
+    const pairs = [{ metric: fromHex('000001'), hour: Date.UTC(2026, 0, 1) / 1000 }, { metric: fromHex('00002a'), hour: Date.UTC(2026, 0, 1, 1) / 1000 }];
+    expect(ledger.decodeDebt(debt!.subarray(9), 3)).toEqual(pairs);
+    expect(toHex(ledger.encodeDebt(pairs, 3))).toBe(toHex(debt!.subarray(9)));
+    expect(toHex(swept!)).toBe(toHex(concatBytes(ledger.SWEPT_QUALIFIER, Uint8Array.of(1))));
   });
 
   it('Series postings: the rows of the series of "TSUID" decode to what the comments say, and are what the writer writes', () => {
