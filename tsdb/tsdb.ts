@@ -327,6 +327,7 @@ export class Tsdb {
     add('tsd.rpc.errors', ing.overloadRejections, { type: 'throttled' });
     add('horae.ingest.inflight_points', ing.inflightPoints);
     add('horae.ingest.series_created', ing.seriesCreated);
+    add('horae.ingest.series_readmitted', ing.seriesReadmitted);
     const lim = this.catalog.limiter.stats();
     const ix = this.index.stats();
     add('horae.index.series', ix.series);

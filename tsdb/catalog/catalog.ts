@@ -53,6 +53,9 @@ export interface CatalogOptions {
   readonly now?: () => number;
 }
 
+/** What Catalog.recordSeries did with a series: recorded it now, found it recorded, or refused it. */
+export type SeriesRecorded = 'new' | 'known' | TsdbError;
+
 /** How long a metric's series count is reused where another process may add series. */
 const SERIES_COUNT_TTL_MS = 10_000;
 
@@ -131,22 +134,31 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
    * Makes sure series (TSUIDs) are in the series index: those it holds already are left
    * as they are (no write); the new ones pass the cardinality limits (limiter), and the
    * admitted are recorded durably in one write, touching their metrics. Returns one entry
-   * per TSUID: undefined when the series is in the index now, else its refusal
-   * (TSDB_LIMIT_EXCEEDED). Every new series goes through here.
+   * per TSUID: 'new' when this call recorded it (a series new to the database), 'known'
+   * when the index held it already, else its refusal (TSDB_LIMIT_EXCEEDED). Every new
+   * series goes through here. `fresh[i]` true: the caller knows TSUID i cannot be in the
+   * index (it carries a UID assigned just now), so the index is not read for it.
    */
-  async recordSeries(tsuids: readonly Uint8Array[], nowMs: number): Promise<(TsdbError | undefined)[]> {
-    const out: (TsdbError | undefined)[] = new Array(tsuids.length);
+  async recordSeries(tsuids: readonly Uint8Array[], nowMs: number, fresh?: readonly boolean[]): Promise<SeriesRecorded[]> {
+    const out: SeriesRecorded[] = new Array<SeriesRecorded>(tsuids.length).fill('known');
     if (tsuids.length === 0) return out;
-    const known = await this.index.known(tsuids);
-    const fresh: number[] = [];
-    for (let i = 0; i < tsuids.length; i++) if (!known[i]) fresh.push(i);
-    if (fresh.length === 0) return out;
-    const verdicts = await this.limiter.admit(fresh.map((i) => tsuids[i]!));
+    const ask: number[] = [];
+    for (let i = 0; i < tsuids.length; i++) if (fresh?.[i] !== true) ask.push(i);
+    const known = ask.length === 0 ? [] : await this.index.known(ask.map((i) => tsuids[i]!));
+    const absent: number[] = [];
+    for (let i = 0, j = 0; i < tsuids.length; i++) {
+      if (fresh?.[i] === true) absent.push(i);
+      else if (!known[j++]) absent.push(i);
+    }
+    if (absent.length === 0) return out;
+    const verdicts = await this.limiter.admit(absent.map((i) => tsuids[i]!));
     const admitted: Uint8Array[] = [];
-    for (let j = 0; j < fresh.length; j++) {
+    for (let j = 0; j < absent.length; j++) {
       const v = verdicts[j];
-      if (v === undefined) admitted.push(tsuids[fresh[j]!]!);
-      else out[fresh[j]!] = v;
+      if (v === undefined) {
+        admitted.push(tsuids[absent[j]!]!);
+        out[absent[j]!] = 'new';
+      } else out[absent[j]!] = v;
     }
     if (admitted.length === 0) return out;
     await this.index.record(admitted, nowMs);

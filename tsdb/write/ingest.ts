@@ -79,7 +79,10 @@ export interface IngestStats {
   readonly pointsRejected: number;
   readonly inflightPoints: number;
   readonly overloadRejections: number;
+  /** Series new to the database (SeriesCreator's CreationStats). */
   readonly seriesCreated: number;
+  /** Known series made live again (dropped from the in-memory entries, or first written since the start). */
+  readonly seriesReadmitted: number;
   readonly groupsWritten: number;
   readonly cellsWritten: number;
 }
@@ -305,6 +308,7 @@ export class Ingestor {
       inflightPoints: this.inflight,
       overloadRejections: this.overloadRejections,
       seriesCreated: this.creator.stats().seriesCreated,
+      seriesReadmitted: this.creator.stats().seriesReadmitted,
       groupsWritten: this.groups,
       cellsWritten: this.cells,
     };

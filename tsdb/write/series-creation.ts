@@ -14,7 +14,7 @@
  * So a series and its names are durable before any of its points is written: the
  * writer waits for its batch before queueing the points ("recorded before acknowledged").
  */
-import type { Catalog } from '../catalog/catalog.js';
+import type { Catalog, SeriesRecorded } from '../catalog/catalog.js';
 import type { TsdbConfig } from '../config.js';
 import { TsdbError, isTsdbError } from '../errors.js';
 import { tsuidKeyOfRowKey } from '../meta/newest-hours.js';
@@ -40,9 +40,15 @@ interface Queued extends CreationJob {
 }
 
 export interface CreationStats {
-  /** New series entries made. */
+  /** Series new to the database: recorded in the series index by this process. */
   readonly seriesCreated: number;
-  /** Batches run, and the series they created (seriesCreated / batches = the batch size). */
+  /**
+   * Series the index held already that were made live again: written before (by this
+   * process, dropped from the in-memory entries since, or by another process or before a
+   * restart). Not counted in seriesCreated.
+   */
+  readonly seriesReadmitted: number;
+  /** Batches run. */
   readonly batches: number;
 }
 
@@ -54,6 +60,7 @@ export class SeriesCreator {
   private queue: Queued[] = [];
   private running = false;
   private created = 0;
+  private readmitted = 0;
   private batches = 0;
 
   constructor(catalog: Catalog<SeriesEntry>, config: TsdbConfig, widths: SchemaWidths, now: () => number) {
@@ -75,7 +82,7 @@ export class SeriesCreator {
   }
 
   stats(): CreationStats {
-    return { seriesCreated: this.created, batches: this.batches };
+    return { seriesCreated: this.created, seriesReadmitted: this.readmitted, batches: this.batches };
   }
 
   private async run(): Promise<void> {
@@ -127,7 +134,7 @@ export class SeriesCreator {
       catalog.tagvs.resolveMany([...names.tagv], config.autoCreateTagvs),
     ]);
     const { widths } = this;
-    const made: Array<{ job: Queued; text: string; idx: readonly number[]; e: SeriesEntry }> = [];
+    const made: Array<{ job: Queued; text: string; idx: readonly number[]; e: SeriesEntry; live: boolean }> = [];
     for (const { job, text, idx, p } of todo) {
       const err = errorOf(metrics.get(p.metric)!, p.tags.map(([k, v]) => [tagks.get(k)!, tagvs.get(v)!] as const));
       if (err !== undefined) {
@@ -137,15 +144,11 @@ export class SeriesCreator {
       const pairs = p.tags.map(([k, v]) => concat(tagks.get(k) as Uint8Array, tagvs.get(v) as Uint8Array));
       const template = encodeSeriesKey(widths, metrics.get(p.metric) as Uint8Array, pairs);
       const key = tsuidKeyOfRowKey(template, widths.saltWidth, widths.metric);
-      let e = catalog.series.get(key);
-      if (e === undefined) {
-        this.created++;
-        e = newSeriesEntry(template, key);
-      }
-      made.push({ job, text, idx, e });
+      const live = catalog.series.get(key);
+      made.push({ job, text, idx, e: live ?? newSeriesEntry(template, key), live: live !== undefined });
     }
     // Series past a cardinality limit (Catalog.recordSeries): their points get the refusal.
-    let verdicts: (TsdbError | undefined)[] = [];
+    let verdicts: SeriesRecorded[] = [];
     if (made.length > 0) {
       try {
         verdicts = await catalog.recordSeries(made.map((m) => tsuidOfKey(widths, m.e.template)), this.now());
@@ -155,13 +158,18 @@ export class SeriesCreator {
     }
     // Live only once recorded: a failed index write is retried with the next point.
     for (let m = 0; m < made.length; m++) {
-      const { job, text, idx, e } = made[m]!;
-      const refusal = verdicts[m];
-      if (refusal !== undefined) {
-        for (const i of idx) job.outcomes[i] = refusal;
+      const { job, text, idx, e, live: wasLive } = made[m]!;
+      const verdict = verdicts[m]!;
+      if (verdict instanceof TsdbError) {
+        for (const i of idx) job.outcomes[i] = verdict;
         continue;
       }
       const live = catalog.series.intern(e);
+      // Counted once per series (two texts of one series in a batch share the entry).
+      if (live === e && !wasLive) {
+        if (verdict === 'new') this.created++;
+        else this.readmitted++;
+      }
       for (const i of idx) job.entries[i] = live;
       catalog.series.setText(text, live);
     }

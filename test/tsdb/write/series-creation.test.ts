@@ -6,7 +6,9 @@
  * listed once the calls resolve; errors stay per series.
  */
 import { describe, expect, it, vi } from 'vitest';
+import { openMemoryStore } from '../../../core/index.js';
 import { readSeries } from '../../../tsdb/query/series-reader.js';
+import { Tsdb } from '../../../tsdb/tsdb.js';
 import { openFixture, pt } from '../helpers/tsdb-fixture.js';
 
 const T0 = 1_356_998_400;
@@ -43,5 +45,33 @@ describe('batched series creation', () => {
     expect(increment.mock.calls.length).toBeLessThanOrEqual(2);
     expect(tsdb.ingest.stats().seriesCreated).toBe(21);
     await tsdb.close();
+  });
+
+  it('counts a series once as created: known series dropped from the in-memory entries, or written after a restart, count as readmitted', async () => {
+    // 16 entries at most: 100 series written three times over cycle through the entries
+    // (every later write of a series finds it dropped), as 1 M series do with a 1 M cache.
+    const now = (): number => (T0 + 3600) * 1000;
+    const store = await openMemoryStore({ clock: now });
+    const tsdb = await Tsdb.open(store, { config: { seriesCacheEntries: 16 }, now, background: false });
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 100; i += 10) {
+        const batch = Array.from({ length: 10 }, (_, j) => pt('m', T0 + round, i + j, { host: `h${i + j}` }));
+        expect((await tsdb.ingest.write(batch)).every((o) => o === undefined)).toBe(true);
+      }
+    }
+    const s = tsdb.ingest.stats();
+    expect(s.seriesCreated).toBe(100);
+    expect(s.seriesReadmitted).toBe(200);
+    const stats = Object.fromEntries((await tsdb.statsPoints()).map((p) => [p.metric, p.value]));
+    expect(stats['horae.ingest.series_created']).toBe(100);
+    expect(stats['horae.ingest.series_readmitted']).toBe(200);
+    expect((await tsdb.index.ofMetric((await tsdb.metrics.getId('m'))!)).length).toBe(100);
+    await tsdb.close();
+    // After a restart every series is known: written again, none is created.
+    const again = await Tsdb.open(store, { now, background: false });
+    expect((await again.ingest.write([pt('m', T0 + 5, 1, { host: 'h1' }), pt('m', T0 + 5, 1, { host: 'new' })])).every((o) => o === undefined)).toBe(true);
+    expect(again.ingest.stats()).toMatchObject({ seriesCreated: 1, seriesReadmitted: 1 });
+    await again.close();
+    await store.close();
   });
 });
