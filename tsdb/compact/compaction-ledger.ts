@@ -199,6 +199,13 @@ export class CompactionLedger {
     try {
       await this.write(false);
       const [row] = await this.deps.table.get([LEDGER_ROW], { families: [LEDGER_FAMILY] });
+      if (this.written !== undefined && row?.cells.some((c) => compareBytes(c.qualifier, this.debtQ) === 0) !== true) {
+        // Taken over while alive (a stall past the lease, a clock behind): the taker owes
+        // what it took, but the pairs listed here since must be listed again.
+        this.written = undefined;
+        this.version++;
+        await this.write(false);
+      }
       for (const other of othersOf(row?.cells ?? [], this.deps.server)) {
         const b = decodeBeat(other.beat.value);
         if (b !== undefined && !b.stopped && this.deps.now() - b.ms <= LEDGER_LEASE_MS) continue;

@@ -254,10 +254,15 @@ export class HourCompactor implements HourCompaction {
           await this.compactRows(batch.map((r) => r.key));
           if (this.ledger !== undefined) for (const r of batch) this.ledger.removeRow(this.metricOf(r.key), r.baseSec);
         } catch (err) {
-          // Put them back: the next pass retries.
+          // Put them back: the next pass retries (a row written again meanwhile has its new mark).
           for (const r of batch) {
+            const id = Buffer.from(r.key).toString('latin1');
+            if (this.dirty.has(id)) {
+              this.ledger?.removeRow(this.metricOf(r.key), r.baseSec);
+              continue;
+            }
             r.live = true;
-            this.dirty.set(Buffer.from(r.key).toString('latin1'), r);
+            this.dirty.set(id, r);
           }
           throw err;
         }
