@@ -161,16 +161,30 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
       } else out[absent[j]!] = v;
     }
     if (admitted.length === 0) return out;
-    await this.index.record(admitted, nowMs);
+    // The entry's number first: a server dying after the record leaves a gap the others take for "anything changed".
+    const r = await this.log?.reserve();
+    try {
+      await this.index.record(admitted, nowMs);
+    } catch (err) {
+      if (r !== undefined) await this.log!.abandon(r);
+      throw err;
+    }
     this.touchMetricsOf(admitted);
-    await this.log?.append({ kind: 'series', tsuids: admitted });
+    if (r !== undefined) await this.log!.announce(r, { kind: 'series', tsuids: admitted });
     return out;
   }
 
-  /** Renames a UID, keeping the id; every server hears of it (change log). */
+  /** Renames a UID, keeping the id; every server hears of it (change log, its number taken first as for new series). */
   async rename(kind: UidKind, from: string, to: string): Promise<void> {
-    const id = await this.uidTable(kind).rename(from, to);
-    await this.log?.append({ kind: 'rename', uidKind: kind, id, from, to });
+    const r = await this.log?.reserve();
+    let id: Uint8Array;
+    try {
+      id = await this.uidTable(kind).rename(from, to);
+    } catch (err) {
+      if (r !== undefined) await this.log!.abandon(r);
+      throw err;
+    }
+    if (r !== undefined) await this.log!.announce(r, { kind: 'rename', uidKind: kind, id, from, to });
   }
 
   /** Data rows of these series were deleted: the other servers hear of it (change log). */

@@ -6,7 +6,8 @@
  * index, a UID renamed, data rows deleted, points written (the newest points and hours
  * /api/query/last keeps) — is appended, once it is durable and before it is acknowledged,
  * as one entry: the sequence counter is incremented (the store's atomic
- * `increment`) and the entry is written under that number. Each server polls the log
+ * `increment`) and the entry is written under that number. For series recorded and
+ * renames the number is taken before the change is made (reserve, announce). Each server polls the log
  * (ChangeFeed.poll, every FEED_POLL_MS): one read of the counter, and when it moved, one
  * scan of the entries after the last one read, in number order; its own entries are skipped.
  *
@@ -18,8 +19,9 @@
  * applies `unknown` (assume anything changed). Every change is an invalidation (drop or
  * move on a cached answer), so applying them out of order ends in the same state. A
  * stalled writer thus delays no other writer's entries, and its own change is not
- * acknowledged before its entry is written. The change an entry announces is durable
- * before its number is taken, so a server that reads the store after applying `unknown`
+ * acknowledged before its entry is written. A change is durable before its entry is
+ * written, and no later than GAP_WAIT_MS / 2 after its number was taken (else it is
+ * appended again: announce), so a server that reads the store after applying `unknown`
  * sees it.
  *
  * Only stores with several writers need it (capabilities.singleWriter false): on the
@@ -152,6 +154,12 @@ export function decodeChange(v: Uint8Array): { writer: Uint8Array; change: Chang
   }
 }
 
+/** A number taken for an entry (ChangeLog.reserve), and when (elapsed ms). */
+export interface Reservation {
+  readonly seq: bigint;
+  readonly at: number;
+}
+
 /** The row key of entry `seq`: 8 bytes big-endian. */
 export function changeKey(seq: bigint): Uint8Array {
   const k = new Uint8Array(8);
@@ -174,18 +182,53 @@ export class ChangeLog {
   private writtenAppending = false;
   private retryTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** Elapsed time in ms (monotonic), for reservations. */
+  private readonly elapsed: () => number;
 
-  constructor(table: Table, writer: Uint8Array, metricWidth: number) {
+  constructor(table: Table, writer: Uint8Array, metricWidth: number, elapsed: () => number = () => performance.now()) {
     this.table = table;
     this.writer = writer;
     this.metricWidth = metricWidth;
+    this.elapsed = elapsed;
   }
 
-  /** Appends a change, durably; new series of many metrics become a `metrics` entry. */
+  /** Appends a change already durable; new series of many metrics become a `metrics` entry. */
   async append(c: Exclude<Change, { kind: 'unknown' }>): Promise<void> {
+    await this.write((await this.reserve()).seq, c);
+  }
+
+  /**
+   * Takes the number of the entry of a change about to be made durable (announce() writes
+   * it, abandon() fills it when the change failed). A writer that dies after this leaves a
+   * number without an entry, which every reader takes for "anything changed" after
+   * GAP_WAIT_MS: so a change made durable by a server that died before announcing it still
+   * reaches every cache.
+   */
+  async reserve(): Promise<Reservation> {
+    const seq = await this.table.increment(SEQUENCE_ROW, { family: SEQUENCE_FAMILY, qualifier: CHANGE_QUALIFIER }, 1n, SYNC);
+    return { seq, at: this.elapsed() };
+  }
+
+  /**
+   * Writes the entry of a reserved number, its change now durable. A change made durable
+   * more than GAP_WAIT_MS / 2 after its number was taken is appended once more under a new
+   * number: a reader that gave up on the first one (GAP_WAIT_MS after it first missed it)
+   * may have read the store before the change was in it.
+   */
+  async announce(r: Reservation, c: Exclude<Change, { kind: 'unknown' }>): Promise<void> {
+    const late = this.elapsed() - r.at > GAP_WAIT_MS / 2;
+    await this.write(r.seq, c);
+    if (late) await this.append(c);
+  }
+
+  /** Fills a reserved number whose change was not made with an entry that changes nothing (best effort). */
+  async abandon(r: Reservation): Promise<void> {
+    await this.write(r.seq, { kind: 'series', tsuids: [] }).catch(() => undefined);
+  }
+
+  private async write(seq: bigint, c: Exclude<Change, { kind: 'unknown' }>): Promise<void> {
     let change = c;
     if (c.kind === 'series' && c.tsuids.length > MAX_LISTED_TSUIDS) change = { kind: 'metrics', metricUids: metricsOf(c.tsuids, this.metricWidth) };
-    const seq = await this.table.increment(SEQUENCE_ROW, { family: SEQUENCE_FAMILY, qualifier: CHANGE_QUALIFIER }, 1n, SYNC);
     await this.table.mutate([{ key: changeKey(seq), mutations: [{ type: 'put', family: CHANGE_FAMILY, qualifier: CHANGE_QUALIFIER, value: encodeChange(this.writer, change) }] }], SYNC);
     this.appended++;
   }

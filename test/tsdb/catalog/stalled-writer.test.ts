@@ -4,12 +4,14 @@
  * other writers, their feeds polling on their timers. Server A takes a number for its new
  * series and hangs before writing the entry; server B then creates a series of the same
  * metric; reader C, whose series plan of that metric is cached, answers B's series within
- * 1 s of B's acknowledgement, and A's within 1 s of A's once A's entry is written.
+ * 1 s of B's acknowledgement, and A's within 1 s of A's once A's entry is written. A
+ * writer that dies at its reservation or after it (its write unacknowledged, then sent to
+ * B, which finds the series recorded) leaves no reader stale past GAP_WAIT_MS + 1 s.
  */
 import { describe, expect, it } from 'vitest';
 import { openMemoryStore } from '../../../core/index.js';
 import type { Mutation, Store, Table, TableSpec } from '../../../core/api/store.js';
-import { CHANGES_TABLE, ChangeLog } from '../../../tsdb/meta/change-log.js';
+import { CHANGES_TABLE, ChangeLog, GAP_WAIT_MS } from '../../../tsdb/meta/change-log.js';
 import { executeQuery } from '../../../tsdb/query/execute.js';
 import { parseQueryJson } from '../../../tsdb/query/query-spec.js';
 import { Tsdb } from '../../../tsdb/tsdb.js';
@@ -21,17 +23,33 @@ function shared(store: Store): Store {
   return Object.create(store, { capabilities: { value: { ...store.capabilities, singleWriter: false } } }) as Store;
 }
 
-/** A store whose change-log entry puts wait for `gate` while it is set (the reservations go through). */
-function stalling(store: Store, stall: { gate: Promise<void> | undefined; held: number }): Store {
+interface Stall {
+  gate: Promise<void> | undefined;
+  held: number;
+  /** What hangs: the entry's put (default), or the number's reservation (the counter's increment). */
+  at?: 'put' | 'reserve';
+}
+
+/** A store whose change-log entry puts (or reservations) wait for `gate` while it is set. */
+function stalling(store: Store, stall: Stall): Store {
   return Object.create(shared(store), {
     createTable: {
       value: async (spec: TableSpec, opts?: { ifNotExists?: boolean }): Promise<Table> => {
         const t = await store.createTable(spec, opts);
         if (spec.name !== CHANGES_TABLE) return t;
         return Object.create(t, {
+          increment: {
+            value: async (...args: unknown[]): Promise<bigint> => {
+              if (stall.gate !== undefined && stall.at === 'reserve') {
+                stall.held++;
+                await stall.gate;
+              }
+              return (t.increment as (...a: unknown[]) => Promise<bigint>)(...args);
+            },
+          },
           mutate: {
             value: async (rows: ReadonlyArray<{ key: Uint8Array; mutations: readonly Mutation[] }>, o?: unknown): Promise<void> => {
-              if (stall.gate !== undefined && rows.some((r) => r.key.length === 8)) {
+              if (stall.gate !== undefined && stall.at !== 'reserve' && rows.some((r) => r.key.length === 8)) {
                 stall.held++;
                 await stall.gate;
               }
@@ -49,7 +67,7 @@ async function hosts(t: Tsdb, startMs: number): Promise<string[]> {
   return (await executeQuery(t, q, { maxSeries: 100, maxPoints: 1000 })).series.map((s) => s.tags.host!).sort();
 }
 
-/** Ms until `t` answers `want` (polling every 20 ms, up to 10 s). */
+/** Ms until `t` answers `want` (polling every 20 ms, up to 10 s; Infinity if never). */
 async function msUntil(t: Tsdb, startMs: number, want: string[]): Promise<number> {
   const from = Date.now();
   while (Date.now() - from < 10_000) {
@@ -62,7 +80,7 @@ async function msUntil(t: Tsdb, startMs: number, want: string[]): Promise<number
 describe('a writer stalled between its change-log number and its entry', () => {
   it('delays no other server: a reader sees another writer\'s new series within 1 s, and the stalled one\'s within 1 s of its acknowledgement', async () => {
     const mem = await openMemoryStore();
-    const stall: { gate: Promise<void> | undefined; held: number } = { gate: undefined, held: 0 };
+    const stall: Stall = { gate: undefined, held: 0 };
     const config = { compactHours: false };
     const a = await Tsdb.open(stalling(mem, stall), { config });
     const b = await Tsdb.open(shared(mem), { config });
@@ -100,6 +118,32 @@ describe('a writer stalled between its change-log number and its entry', () => {
       expect(c.catalog.feedStats()).toMatchObject({ unknown: 0 });
     } finally {
       await a.close();
+      await b.close();
+      await c.close();
+    }
+  }, 30_000);
+  it.each(['reserve', 'put'] as const)('a writer dying at its %s: the series, sent again to another server, is in every answer within GAP_WAIT_MS + 1 s', async (at) => {
+    const mem = await openMemoryStore();
+    const stall: Stall = { gate: undefined, held: 0, at };
+    const config = { compactHours: false };
+    const a = await Tsdb.open(stalling(mem, stall), { config });
+    const b = await Tsdb.open(shared(mem), { config });
+    const c = await Tsdb.open(shared(mem), { config });
+    const startMs = Math.floor(Date.now() / 3_600_000) * 3_600_000;
+    const ts = Math.floor(Date.now() / 1000) - 1;
+    try {
+      expect(await b.ingest.write([pt('m', ts, 1, { host: 'seed' })])).toEqual([undefined]);
+      while ((c.catalog.feedStats()?.applied ?? 0) < 2) await new Promise((r) => setTimeout(r, 5));
+      expect(await hosts(c, startMs)).toEqual(['seed']);
+      // A hangs for good (it "died"): its write is never acknowledged; the client sends it to B.
+      stall.gate = new Promise<void>(() => undefined);
+      void a.ingest.write([pt('m', ts, 2, { host: 'a' })]);
+      while (stall.held === 0) await new Promise((r) => setTimeout(r, 5));
+      stall.gate = undefined;
+      expect(await b.ingest.write([pt('m', ts, 2, { host: 'a' })])).toEqual([undefined]);
+      const seen = await msUntil(c, startMs, ['a', 'seed']);
+      expect(seen).toBeLessThan(at === 'reserve' ? BOUND_MS : GAP_WAIT_MS + BOUND_MS);
+    } finally {
       await b.close();
       await c.close();
     }

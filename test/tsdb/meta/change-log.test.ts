@@ -168,4 +168,23 @@ describe('change log', () => {
     expect(feed.stats().polls).toBe(polls + 1);
     expect(got).toHaveLength(5);
   });
+  it('reserves a number before the change: announced late, the entry is appended again; abandoned, it changes nothing', async () => {
+    const t = await table();
+    let elapsed = 0;
+    const a = new ChangeLog(t, A, 3, () => elapsed);
+    const got: string[] = [];
+    const feed = new ChangeFeed(new ChangeLog(t, B, 3), (c) => got.push(show(c)));
+    await feed.start();
+    const r1 = await a.reserve();
+    elapsed += GAP_WAIT_MS / 2;
+    await a.announce(r1, { kind: 'series', tsuids: [fromHex('000001000001000001')] });
+    const r2 = await a.reserve();
+    elapsed += GAP_WAIT_MS / 2 + 1; // a reader may have given up on it before the change was durable
+    await a.announce(r2, { kind: 'series', tsuids: [fromHex('000001000001000002')] });
+    await a.abandon(await a.reserve());
+    await feed.poll();
+    expect(got).toEqual(['series 000001000001000001', 'series 000001000001000002', 'series 000001000001000002', 'series ']);
+    expect(await a.head()).toBe(4n);
+    expect(feed.stats()).toMatchObject({ applied: 4, unknown: 0 });
+  });
 });
