@@ -12,6 +12,7 @@
  */
 import { availableParallelism, totalmem } from 'node:os';
 import { DEFAULT_ENGINE_OPTIONS } from '../core/index.js';
+import { CATALOG_SHARES, LAST_VALUE_BYTES, SERIES_BYTES_PER_ENTRY, UID_ENTRY_BYTES } from './memory/catalog-memory.js';
 
 /**
  * Who reads a key. `server` (tsdb/main.ts, cli/) and `store` (the embedded engine's
@@ -32,7 +33,7 @@ export const CONFIG_PARTS = {
   auth: 'token authentication (tsdb/server/auth.ts, docs/SECURITY.md)',
   memory: 'the memory budget: the heap limit and the shares of every memory bound not set on its own (tsdb/memory/budget.ts)',
   limits: 'cardinality limits on new series (tsdb/limits/series-limiter.ts)',
-  index: 'the series index\'s in-memory copy (tsdb/meta/series-index.ts, active-series.ts)',
+  index: 'the series index\'s in-memory copy (tsdb/meta/series-index.ts, active-series.ts; its bytes: horae.catalog.memory_bytes)',
 } as const;
 
 export type ConfigPart = keyof typeof CONFIG_PARTS;
@@ -84,6 +85,9 @@ const MiB = 1024 * KiB;
 export function defaultDecodeThreads(cores: number): number {
   return cores <= 1 ? 0 : Math.min(3, cores - 1);
 }
+
+/** The default of horae.catalog.memory_bytes (a budget lowers it to its share: memory/budget.ts). */
+export const DEFAULT_CATALOG_MEMORY_BYTES = 1024 * MiB;
 
 /** The smallest memory budget (below it the server's own code does not fit). */
 export const MIN_MEMORY_BUDGET_BYTES = 64 * MiB;
@@ -159,10 +163,6 @@ export const CONFIG_KEYS = {
     help: 'salt buckets, at most 256 per salt byte; the data table is pre-split on them',
   },
   // ---- uid ---------------------------------------------------------------------------
-  uidCacheEntries: {
-    key: 'horae.uid.cache_entries', part: 'uid', type: 'int', min: 16, max: 1e9, default: 1_000_000,
-    help: 'UID cache entries per kind and direction; the caches evict beyond it',
-  },
   // ---- write -------------------------------------------------------------------------
   autoCreateMetrics: {
     key: 'horae.auto_create.metrics', aliases: ['tsd.core.auto_create_metrics'], part: 'write', type: 'bool', default: true,
@@ -183,10 +183,6 @@ export const CONFIG_KEYS = {
   allowSpecialChars: {
     key: 'horae.allow_specialchars', aliases: ['tsd.core.tag.allow_specialchars'], part: 'write', type: 'text', default: '',
     help: 'characters allowed in names besides a-z A-Z 0-9 - _ . / and letters',
-  },
-  seriesCacheEntries: {
-    key: 'horae.write.series_cache_entries', part: 'write', type: 'int', min: 16, max: 1e9, default: 1_000_000,
-    help: 'series whose row-key template the writer caches',
   },
   durability: {
     key: 'horae.write.durability', part: 'write', type: 'enum', values: ['sync', 'buffered'], default: 'sync',
@@ -268,9 +264,9 @@ export const CONFIG_KEYS = {
     key: 'horae.query.exact_max_rows', part: 'query', type: 'int', min: 0, max: 1e6, default: 256,
     help: 'a sub-query of at most this many rows (series index × hours) reads them by exact gets instead of scanning every salt bucket (0: always scan)',
   },
-  queryLastCacheSeries: {
-    key: 'horae.query.last_cache_series', part: 'query', type: 'int', min: 0, max: 1e9, default: 1_000_000,
-    help: 'series whose newest point /api/query/last keeps in memory (embedded and memory stores; 0: none)',
+  queryLastCache: {
+    key: 'horae.query.last_cache', part: 'query', type: 'bool', default: true,
+    help: '/api/query/last keeps each asked series\' newest point in memory (within its share of horae.catalog.memory_bytes)',
   },
   // ---- http --------------------------------------------------------------------------
   maxBodyBytes: {
@@ -330,6 +326,10 @@ export const CONFIG_KEYS = {
     default: defaultMemoryBudget(totalmem()), defaultDoc: 'half the machine\'s memory', env: 'HORAE_MEMORY_BUDGET_BYTES',
     help: 'memory of the whole server: `horae serve` sets the V8 heap limit to 3/4 of it, and every memory bound not set on its own takes its share (tsdb/memory/budget.ts); past the heap share writes and queries get 503',
   },
+  catalogMemoryBytes: {
+    key: 'horae.catalog.memory_bytes', part: 'memory', type: 'int', min: 16 * KiB, max: 2 ** 50, default: DEFAULT_CATALOG_MEMORY_BYTES,
+    help: 'all per-series and per-name state in memory together (UID caches, series entries, the series index\'s copy, names, plans, newest points, the hour compactor\'s dirty rows), each structure a fixed share sized in bytes (tsdb/memory/catalog-memory.ts); past its share a structure evicts its least used part, read again from the store when needed',
+  },
   // ---- limits ------------------------------------------------------------------------
   limitNewSeriesPerHour: {
     key: 'horae.limits.new_series_per_hour', part: 'limits', type: 'int', min: 0, max: 1e12, default: 0,
@@ -344,10 +344,6 @@ export const CONFIG_KEYS = {
     help: 'series one metric may have; the points of a new series beyond it are refused (0: no limit; tags per series: horae.max_tags)',
   },
   // ---- index -------------------------------------------------------------------------
-  indexMemoryBytes: {
-    key: 'horae.index.memory_bytes', part: 'index', type: 'int', min: 4096, max: 1e12, default: 64 * 1024 * 1024,
-    help: 'bytes of the series index\'s in-memory copy (the series written lately); past it the least recently seen go, read from disk when written again',
-  },
   indexIdleMs: {
     key: 'horae.index.idle_ms', part: 'index', type: 'int', min: 0, max: 1e12, default: 7_200_000,
     help: 'a series not written for this long leaves the series index\'s in-memory copy (it stays on disk; 0: only the byte bound); a series counts as written at its first point of each hour, so keep it above 1 h',
@@ -373,3 +369,38 @@ export const FIXED_OPENTSDB_KEYS = [
   { key: 'tsd.http.request.enable_chunked', value: 'true', help: 'chunked requests are always accepted' },
   { key: 'tsd.mode', value: 'rw', help: 'always read-write' },
 ] as const;
+
+/** What a deprecated key's value sets (config-file.ts applies it). */
+export interface DeprecatedEffect {
+  readonly catalogMemoryBytes?: number;
+  readonly queryLastCache?: boolean;
+}
+
+/** Name bytes taken for a UID or TSUID when converting an entry count to bytes. */
+const NAME_BYTES = 24;
+
+/**
+ * Keys of earlier versions that counted entries or sized one structure alone: a config
+ * file may still use them (each gets a warning naming what replaced it). An entry count is
+ * converted to the horae.catalog.memory_bytes that gives its structure that many entries
+ * (by the structure's estimate and share, tsdb/memory/catalog-memory.ts); when several are
+ * given, the largest wins; horae.catalog.memory_bytes given too wins over all of them.
+ */
+export const DEPRECATED_KEYS: ReadonlyArray<{ readonly key: string; readonly help: string; readonly effect: (v: number) => DeprecatedEffect }> = [
+  {
+    key: 'horae.uid.cache_entries', help: 'UID cache entries per kind and direction: sets horae.catalog.memory_bytes to hold that many',
+    effect: (v) => ({ catalogMemoryBytes: Math.ceil((v * 6 * (UID_ENTRY_BYTES + NAME_BYTES)) / CATALOG_SHARES.uidCaches) }),
+  },
+  {
+    key: 'horae.write.series_cache_entries', help: 'writer series entries: sets horae.catalog.memory_bytes to hold that many',
+    effect: (v) => ({ catalogMemoryBytes: Math.ceil((v * SERIES_BYTES_PER_ENTRY) / CATALOG_SHARES.seriesEntries) }),
+  },
+  {
+    key: 'horae.query.last_cache_series', help: '0 sets horae.query.last_cache = false; more sets horae.catalog.memory_bytes to hold that many newest points',
+    effect: (v) => (v === 0 ? { queryLastCache: false } : { queryLastCache: true, catalogMemoryBytes: Math.ceil((v * (LAST_VALUE_BYTES + NAME_BYTES)) / CATALOG_SHARES.lastValues) }),
+  },
+  {
+    key: 'horae.index.memory_bytes', help: 'bytes of the series index\'s copy: sets horae.catalog.memory_bytes to give it that many',
+    effect: (v) => ({ catalogMemoryBytes: Math.ceil(v / CATALOG_SHARES.index) }),
+  },
+];

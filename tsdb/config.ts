@@ -8,7 +8,7 @@ import { CONFIG_KEYS, FIXED_OPENTSDB_KEYS, defaultDecodeThreads } from './config
 import { parseRetention } from './compact/retention.js';
 import type { ConfigPart, KeyDef } from './config-keys.js';
 
-export { CONFIG_KEYS, CONFIG_PARTS, FIXED_OPENTSDB_KEYS } from './config-keys.js';
+export { CONFIG_KEYS, CONFIG_PARTS, DEPRECATED_KEYS, FIXED_OPENTSDB_KEYS } from './config-keys.js';
 export type { ConfigPart, KeyDef } from './config-keys.js';
 export { defaultDecodeThreads };
 

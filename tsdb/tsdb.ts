@@ -20,13 +20,14 @@ import type { RetentionConfig, RetentionRules } from './compact/retention.js';
 import { RetentionSweeper } from './compact/retention-sweep.js';
 import { StoreCompaction } from './compact/store-compaction.js';
 import { DecodePool } from './query/decode-pool.js';
-import { LastValues } from './meta/last-values.js';
-import { NewestHours, tsuidKeyOfRowKey } from './meta/newest-hours.js';
+import type { LastValues } from './meta/last-values.js';
+import type { NewestHours } from './meta/newest-hours.js';
+import { tsuidKeyOfRowKey } from './meta/newest-hours.js';
 import { metaTableSpec } from './meta/series-index.js';
 import { postingsTableSpec } from './meta/postings.js';
 import { FEED_POLL_MS, changesTableSpec } from './meta/change-log.js';
 import type { Change } from './meta/change-log.js';
-import { Catalog } from './catalog/catalog.js';
+import { Catalog, planBytes } from './catalog/catalog.js';
 import type { KeptByMetric } from './catalog/catalog.js';
 import { MAX_SERIES_PLANS } from './query/series-plan-types.js';
 import type { SeriesPlan } from './query/series-plan-types.js';
@@ -117,17 +118,24 @@ export class Tsdb {
     this.uid = uid;
     // Where this process is the store's one writer, what it wrote can be kept (capabilities.singleWriter).
     const singleWriter = store.capabilities.singleWriter;
-    this.catalog = new Catalog<SeriesEntry>({ uid, meta, postings, widths: this.widths, config, singleWriter, now, ...(changes === undefined ? {} : { changes }) });
+    this.catalog = new Catalog<SeriesEntry>({
+      uid, meta, postings, widths: this.widths, config, singleWriter, now, ...(changes === undefined ? {} : { changes }),
+      writesInFlight: () => this.ingest.stats().inflightPoints > 0,
+    });
     this.catalog.onRemoteChange((c) => this.applyRemoteWrite(c));
     this.metrics = this.catalog.metrics;
     this.tagks = this.catalog.tagks;
     this.tagvs = this.catalog.tagvs;
     this.index = this.catalog.index;
-    this.seriesPlans = this.catalog.keepByMetric<SeriesPlan>(MAX_SERIES_PLANS);
+    this.seriesPlans = this.catalog.keepByMetric<SeriesPlan>(MAX_SERIES_PLANS, planBytes);
     this.storeCompresses = storeCompresses;
     // This server in the claims and the compaction ledger it keeps beside the change log.
     const server = randomBytes(8);
-    const readBack = storeCompresses ? undefined : new HourCompactor({ data, widths: this.widths, config, now, ...(changes === undefined ? {} : { ledger: { table: changes, server } }) });
+    const readBack = storeCompresses ? undefined : new HourCompactor({
+      data, widths: this.widths, config, now, maxDirtyBytes: this.catalog.memory.share('dirtyRows'),
+      ...(changes === undefined ? {} : { ledger: { table: changes, server } }),
+    });
+    if (readBack !== undefined) this.catalog.memory.register('dirtyRows', () => readBack.dirtyBytes(), () => readBack.stats().pendingRows);
     this.compactor = readBack ?? new StoreCompaction(data, () => this.retentionResolved());
     this.retentionSweeper = storeCompresses || !this.hasRetention ? undefined : new RetentionSweeper({
       data, widths: this.widths, retention: this.retentionConfig, now, server,
@@ -135,9 +143,8 @@ export class Tsdb {
       ...(changes === undefined ? {} : { claims: changes }),
     });
     // Kept where this process is the one writer, or hears of the others' writes (change log).
-    const keep = singleWriter || this.catalog.announcesWrites;
-    const hints = (this.newestHours = keep ? new NewestHours(() => this.ingest.stats().inflightPoints > 0) : undefined);
-    const lastValues = (this.lastValues = keep && config.queryLastCacheSeries > 0 ? new LastValues(config.queryLastCacheSeries, this.widths.metric) : undefined);
+    const hints = (this.newestHours = this.catalog.newestHours);
+    const lastValues = (this.lastValues = this.catalog.lastValues);
     const { saltWidth, metric: metricWidth } = this.widths;
     const index = this.index;
     const tracked = config.compactHours && readBack !== undefined;
@@ -306,11 +313,9 @@ export class Tsdb {
     this.newestHours?.distrustAll();
   }
 
-  /** Every cache of the layer emptied (HTTP /api/dropcaches, telnet dropcaches, fsck). */
+  /** Every cache of the layer emptied (HTTP /api/dropcaches, telnet dropcaches, fsck): the catalog's. */
   dropCaches(): void {
     this.catalog.dropCaches();
-    this.newestHours?.distrustAll();
-    this.lastValues?.clear();
   }
 
   /** Self-metrics as OpenTSDB reports them (tsd.* names), plus horae.* ones. */
@@ -334,6 +339,15 @@ export class Tsdb {
     add('horae.index.bytes', ix.bytes);
     add('horae.index.left', ix.aged, { why: 'idle' });
     add('horae.index.left', ix.evicted, { why: 'bytes' });
+    // Each per-series structure's bytes against its share of horae.catalog.memory_bytes (memory/catalog-memory.ts).
+    const mem = this.catalog.memory;
+    for (const m of mem.stats()) {
+      add('horae.catalog.bytes', m.bytes, { structure: m.name });
+      add('horae.catalog.max_bytes', m.maxBytes, { structure: m.name });
+      add('horae.catalog.entries', m.entries, { structure: m.name });
+    }
+    add('horae.catalog.bytes', mem.usedBytes(), { structure: 'all' });
+    add('horae.catalog.max_bytes', mem.totalBytes, { structure: 'all' });
     add('horae.series.new', lim.newLastHour, { window: '1h' });
     add('horae.series.new', lim.newLastDay, { window: '24h' });
     for (const [limit, n] of Object.entries(lim.refused)) add('horae.limits.refused', n, { limit });

@@ -87,12 +87,11 @@ function onErrorFs(name: string, config: string): Deployment {
 }
 
 /**
- * Caches far smaller than the run's ~600 series: the writer's series entries and the UID
- * caches at their minimum (16), the series index's copy in 4 KiB (about 60 series), a
- * series idle for 10 minutes out of it, 8 last points.
+ * Caches far smaller than the run's ~600 series: every per-series structure in the
+ * smallest catalog budget (16 KiB: a handful of series entries, UIDs and last points, the
+ * series index's copy in 2 KiB), a series idle for 10 minutes out of the copy.
  */
-const TINY_CACHES = 'horae.write.series_cache_entries = 16\nhorae.uid.cache_entries = 16\nhorae.index.memory_bytes = 4096\n' +
-  'horae.index.idle_ms = 600000\nhorae.query.last_cache_series = 8';
+const TINY_CACHES = 'horae.catalog.memory_bytes = 16384\nhorae.index.idle_ms = 600000';
 
 const DEPLOYMENTS: Array<[string, (name: string) => Deployment]> = [
   ['memory, defaults, no background hour compaction', (n) => memory(n, QUIET_HOURS)],

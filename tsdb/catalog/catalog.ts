@@ -20,6 +20,14 @@
  * dropCaches empties every cache (HTTP /api/dropcaches, telnet dropcaches and fsck reach
  * the same call); a rename drops the series entries and byte caches too, so a put to the
  * old name resolves it again (and gets a new metric, as OpenTSDB does).
+ *
+ * Memory: every structure here is bounded in bytes by its share of one budget,
+ * horae.catalog.memory_bytes (memory/catalog-memory.ts states the shares and the
+ * estimates of an entry's bytes), and evicts a part of itself at its bound, never the
+ * whole; `memory` reports each one's bytes against its bound (/api/stats). The hour
+ * compactor's dirty rows take their share from here too (Tsdb), though they are work to
+ * do, not a cache: dropCaches leaves them. The row-key templates are kept per TSUID object
+ * (a WeakMap): they live as long as the entry that holds the TSUID, and are counted in it.
  */
 import { latin1 } from '../../core/api/bytes.js';
 import type { Table } from '../../core/api/store.js';
@@ -37,13 +45,17 @@ import { UidTable } from '../uid/uid-table.js';
 import { SeriesEntries } from './series-entries.js';
 import type { CatalogSeries } from './series-entries.js';
 import { SeriesNameCache } from './series-names.js';
+import { CatalogMemory, PLAN_BYTES, TSUID_REF_BYTES } from '../memory/catalog-memory.js';
+import { LastValues } from '../meta/last-values.js';
+import { NewestHours } from '../meta/newest-hours.js';
+import { makeRoom } from '../meta/make-room.js';
 
 export interface CatalogOptions {
   readonly uid: Table;
   readonly meta: Table;
   readonly widths: SchemaWidths;
-  readonly config: Pick<TsdbConfig, 'uidWidthMetric' | 'uidWidthTagk' | 'uidWidthTagv' | 'uidCacheEntries' | 'seriesCacheEntries'
-    | 'limitNewSeriesPerHour' | 'limitNewSeriesPerDay' | 'limitSeriesPerMetric' | 'indexMemoryBytes' | 'indexIdleMs'>;
+  readonly config: Pick<TsdbConfig, 'uidWidthMetric' | 'uidWidthTagk' | 'uidWidthTagv' | 'catalogMemoryBytes' | 'queryLastCache'
+    | 'limitNewSeriesPerHour' | 'limitNewSeriesPerDay' | 'limitSeriesPerMetric' | 'indexIdleMs'>;
   /** The series postings table (meta/postings.ts). */
   readonly postings: Table;
   readonly singleWriter: boolean;
@@ -51,6 +63,8 @@ export interface CatalogOptions {
   readonly changes?: Table;
   /** Wall clock in ms, for the change feed and the limits' windows (default Date.now). */
   readonly now?: () => number;
+  /** True while writes are in flight (the newest-hour hints' trust rule: meta/newest-hours.ts). */
+  readonly writesInFlight?: () => boolean;
 }
 
 /** What Catalog.recordSeries did with a series: recorded it now, found it recorded, or refused it. */
@@ -69,6 +83,12 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
   /** The writer's series entries and the caches that find them. */
   readonly series: SeriesEntries<E>;
   readonly names: SeriesNameCache;
+  /** Newest-hour hints for /api/query/last (meta/newest-hours.ts): kept where series sets are (keepsSeries). */
+  readonly newestHours: NewestHours | undefined;
+  /** Each series' newest point for /api/query/last (meta/last-values.ts): kept as the hints are, unless horae.query.last_cache is off. */
+  readonly lastValues: LastValues | undefined;
+  /** The byte budget of everything here and each structure's share (memory/catalog-memory.ts). */
+  readonly memory: CatalogMemory;
   readonly widths: SchemaWidths;
   /** True when this process is the store's one writer (capabilities.singleWriter). */
   readonly singleWriter: boolean;
@@ -84,7 +104,10 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
   private everything = 0;
   /** The stamp of the last touch of each metric (by metric UID as latin1). */
   private readonly metricTouched = new Map<string, number>();
-  private readonly kept = new Set<{ clear(): void }>();
+  /** The newest stamp of a metric no longer in metricTouched (its bound): such a metric counts as touched then. */
+  private touchedFloor = 0;
+  private touchedBytes = 0;
+  private readonly kept = new Set<{ clear(): void; readonly size: number; readonly bytes: number }>();
   private templates = new WeakMap<Uint8Array, Uint8Array>();
   private readonly counts = new Map<string, { n: number; upTo: number; at: number; ms: number }>();
 
@@ -98,18 +121,41 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
     }
     this.keepsSeries = o.singleWriter || this.feed !== undefined;
     const renamed = (): void => this.touchEverything();
-    this.metrics = new UidTable(o.uid, 'metric', c.uidWidthMetric, c.uidCacheEntries, renamed);
-    this.tagks = new UidTable(o.uid, 'tagk', c.uidWidthTagk, c.uidCacheEntries, renamed);
-    this.tagvs = new UidTable(o.uid, 'tagv', c.uidWidthTagv, c.uidCacheEntries, renamed);
+    const mem = (this.memory = new CatalogMemory(c.catalogMemoryBytes));
+    // The three kinds share the UID caches' bytes: tag values are the many.
+    const uid = mem.share('uidCaches');
+    this.metrics = new UidTable(o.uid, 'metric', c.uidWidthMetric, uid / 8, renamed);
+    this.tagks = new UidTable(o.uid, 'tagk', c.uidWidthTagk, uid / 8, renamed);
+    this.tagvs = new UidTable(o.uid, 'tagv', c.uidWidthTagv, (uid * 3) / 4, renamed);
     this.index = new SeriesIndex(o.meta, o.postings, o.widths, {
-      keep: this.keepsSeries, memoryBytes: c.indexMemoryBytes, idleMs: c.indexIdleMs, ...(o.now === undefined ? {} : { now: o.now }),
+      keep: this.keepsSeries, memoryBytes: mem.share('index'), idleMs: c.indexIdleMs, ...(o.now === undefined ? {} : { now: o.now }),
     });
     this.limiter = new SeriesLimiter(
       { newPerHour: c.limitNewSeriesPerHour, newPerDay: c.limitNewSeriesPerDay, perMetric: c.limitSeriesPerMetric },
       { metricWidth: o.widths.metric, countSeries: (m, upTo) => this.seriesCount(m, upTo), now: o.now ?? Date.now },
     );
-    this.series = new SeriesEntries<E>(c.seriesCacheEntries);
-    this.names = new SeriesNameCache(o.widths, this.tagks, this.tagvs, this);
+    this.series = new SeriesEntries<E>(mem.share('seriesEntries'));
+    this.names = new SeriesNameCache(o.widths, this.tagks, this.tagvs, this, mem.share('names'));
+    const inFlight = o.writesInFlight ?? (() => false);
+    this.newestHours = this.keepsSeries ? new NewestHours(inFlight, mem.share('newestHours')) : undefined;
+    this.lastValues = this.keepsSeries && c.queryLastCache ? new LastValues(mem.share('lastValues'), o.widths.metric) : undefined;
+    const uidTables = [this.metrics, this.tagks, this.tagvs];
+    mem.register('seriesEntries', () => this.series.heldBytes, () => this.series.size);
+    mem.register('uidCaches', () => uidTables.reduce((n, t) => n + t.cacheBytes(), 0), () => uidTables.reduce((n, t) => n + t.cacheEntries(), 0));
+    mem.register('index', () => this.index.stats().bytes, () => this.index.stats().series);
+    mem.register('names', () => this.names.bytes, () => this.names.size);
+    const hints = this.newestHours;
+    if (hints !== undefined) mem.register('newestHours', () => hints.bytes, () => hints.size);
+    const last = this.lastValues;
+    if (last !== undefined) mem.register('lastValues', () => last.bytes, () => last.size);
+    mem.register('plans', () => this.planBytes(), () => this.counts.size + [...this.kept].reduce((n, k) => n + k.size, 0));
+  }
+
+  /** Bytes of the kept plans, series counts and metric stamps (the 'plans' share). */
+  private planBytes(): number {
+    let n = this.touchedBytes + this.counts.size * COUNT_BYTES;
+    for (const k of this.kept) n += k.bytes;
+    return n;
   }
 
   uidTable(kind: UidKind): UidTable {
@@ -127,7 +173,7 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
    */
   holds(at: number, metricUid?: Uint8Array): boolean {
     if (this.everything > at) return false;
-    return metricUid === undefined || (this.metricTouched.get(latin1(metricUid)) ?? 0) <= at;
+    return metricUid === undefined || (this.metricTouched.get(latin1(metricUid)) ?? this.touchedFloor) <= at;
   }
 
   /**
@@ -238,7 +284,7 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
         this.touchMetricsOf(c.tsuids);
         break;
       case 'metrics':
-        for (const m of c.metricUids) this.metricTouched.set(latin1(m), ++this.changes);
+        for (const m of c.metricUids) this.touchMetric(latin1(m));
         break;
       case 'rename':
         this.uidTable(c.uidKind).dropCaches();
@@ -257,7 +303,27 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
 
   private touchMetricsOf(tsuids: readonly Uint8Array[]): void {
     const w = this.widths.metric;
-    for (const t of tsuids) this.metricTouched.set(latin1(t.subarray(0, w)), ++this.changes);
+    for (const t of tsuids) this.touchMetric(latin1(t.subarray(0, w)));
+  }
+
+  /**
+   * Stamps a metric touched now. The stamps are bounded (an eighth of the plans' share):
+   * the oldest-stamped go first, and the newest stamp of those gone becomes the floor every
+   * metric without a stamp counts as touched at (what was derived before it is rebuilt).
+   */
+  private touchMetric(id: string): void {
+    const had = this.metricTouched.get(id);
+    if (had !== undefined) this.metricTouched.delete(id); // re-inserted: the map stays in stamp order
+    else this.touchedBytes += stampBytes(id);
+    this.metricTouched.set(id, ++this.changes);
+    const max = this.memory.share('plans') / 8;
+    if (this.touchedBytes < max) return;
+    for (const [k, v] of this.metricTouched) {
+      this.metricTouched.delete(k);
+      this.touchedBytes -= stampBytes(k);
+      this.touchedFloor = Math.max(this.touchedFloor, v);
+      if (this.touchedBytes <= (max * 7) / 8) break;
+    }
   }
 
   /** Empties every cache of the catalog and touches everything. */
@@ -266,15 +332,19 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
     this.tagks.dropCaches();
     this.tagvs.dropCaches();
     this.index.forgetAll();
+    this.newestHours?.distrustAll();
+    this.lastValues?.clear();
     this.touchEverything();
   }
 
   /**
    * A cache of values derived from one metric's series (a query's series plan), kept while
-   * the catalog holds them; empty where series sets are not kept (keepsSeries).
+   * the catalog holds them; empty where series sets are not kept (keepsSeries). `sizeOf`:
+   * a value's heap bytes by estimate (asked again by KeptByMetric.remeasure); the caches
+   * made here share three quarters of the plans' share.
    */
-  keepByMetric<V>(maxEntries: number): KeptByMetric<V> {
-    const k = new KeptByMetric<V>(this, maxEntries);
+  keepByMetric<V>(maxEntries: number, sizeOf: (v: V) => number): KeptByMetric<V> {
+    const k = new KeptByMetric<V>(this, maxEntries, (this.memory.share('plans') * 3) / 4, sizeOf);
     this.kept.add(k);
     return k;
   }
@@ -299,7 +369,8 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
     if (fresh && (c.n < c.upTo || c.upTo >= upTo)) return Math.min(c.n, upTo);
     const at = this.stamp();
     const n = (await this.index.tsuids(metricUid, upTo)).length;
-    if (this.counts.size >= MAX_COUNTS) this.counts.clear();
+    this.counts.delete(id);
+    makeRoom(this.counts, this.counts.size * COUNT_BYTES, MAX_COUNTS * COUNT_BYTES, () => COUNT_BYTES);
     this.counts.set(id, { n, upTo, at, ms: now });
     return n;
   }
@@ -315,18 +386,49 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
   }
 }
 
-/** Metrics whose series count is kept, at most. */
+/** Metrics whose series count is kept, at most (the oldest-counted eighth goes first). */
 const MAX_COUNTS = 4096;
+/** Heap bytes of one kept series count (the object, its key, the map slot). */
+const COUNT_BYTES = 120;
 
-/** Values derived from one metric each (Catalog.keepByMetric), by key; the oldest goes first. */
+/** Heap bytes of one metric's touch stamp (key string, a number, map slot). */
+function stampBytes(id: string): number {
+  return 64 + id.length;
+}
+
+interface Kept<V> {
+  readonly value: V;
+  readonly metricUid: Uint8Array;
+  readonly at: number;
+  bytes: number;
+}
+
+/**
+ * Values derived from one metric each (Catalog.keepByMetric), by key, bounded in entries
+ * and in bytes (by `sizeOf`); the oldest goes first.
+ */
 export class KeptByMetric<V> {
-  private readonly map = new Map<string, { readonly value: V; readonly metricUid: Uint8Array; readonly at: number }>();
+  private readonly map = new Map<string, Kept<V>>();
   private readonly catalog: Pick<Catalog, 'holds' | 'keepsSeries'>;
   private readonly maxEntries: number;
+  private readonly maxBytes: number;
+  private readonly sizeOf: (v: V) => number;
+  private held = 0;
 
-  constructor(catalog: Pick<Catalog, 'holds' | 'keepsSeries'>, maxEntries: number) {
+  constructor(catalog: Pick<Catalog, 'holds' | 'keepsSeries'>, maxEntries: number, maxBytes: number, sizeOf: (v: V) => number) {
     this.catalog = catalog;
     this.maxEntries = maxEntries;
+    this.maxBytes = maxBytes;
+    this.sizeOf = sizeOf;
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  /** Bytes held, by `sizeOf` as last measured. */
+  get bytes(): number {
+    return this.held;
   }
 
   /** The kept value of `key`, while it holds. */
@@ -334,19 +436,55 @@ export class KeptByMetric<V> {
     const hit = this.map.get(key);
     if (hit === undefined) return undefined;
     if (this.catalog.holds(hit.at, hit.metricUid)) return hit.value;
-    this.map.delete(key);
+    this.drop(key, hit);
     return undefined;
   }
 
   /** Keeps `value`, derived from metric `metricUid` at stamp `at` (read before deriving it). */
   set(key: string, value: V, metricUid: Uint8Array, at: number): void {
     if (!this.catalog.keepsSeries) return;
-    this.map.delete(key);
-    if (this.map.size >= this.maxEntries) this.map.delete(this.map.keys().next().value!);
-    this.map.set(key, { value, metricUid, at });
+    const had = this.map.get(key);
+    if (had !== undefined) this.drop(key, had);
+    const k: Kept<V> = { value, metricUid, at, bytes: this.sizeOf(value) };
+    this.map.set(key, k);
+    this.held += k.bytes;
+    this.trim(k);
+  }
+
+  /** A kept value grew or shrank (a plan's matched series): measured again, and the oldest go while over the bound. */
+  remeasure(value: V): void {
+    for (const k of this.map.values()) {
+      if (k.value !== value) continue;
+      this.held += this.sizeOf(value) - k.bytes;
+      k.bytes = this.sizeOf(value);
+      this.trim(k);
+      return;
+    }
   }
 
   clear(): void {
     this.map.clear();
+    this.held = 0;
   }
+
+  /** Drops the oldest entries but `keep` while over either bound; `keep` too when it alone is over the bytes. */
+  private trim(keep: Kept<V>): void {
+    for (const [key, k] of this.map) {
+      if (this.map.size <= this.maxEntries && this.held <= this.maxBytes) return;
+      if (k !== keep) this.drop(key, k);
+    }
+    if (this.held > this.maxBytes) this.clear();
+  }
+
+  private drop(key: string, k: Kept<V>): void {
+    this.map.delete(key);
+    this.held -= k.bytes;
+  }
+}
+
+/** A series plan's heap bytes by estimate: PLAN_BYTES and its matched series (query/series-plan.ts). */
+export function planBytes(p: { readonly matched?: { readonly tsuids: readonly Uint8Array[] } }): number {
+  let n = PLAN_BYTES;
+  if (p.matched !== undefined) for (const t of p.matched.tsuids) n += TSUID_REF_BYTES + t.length;
+  return n;
 }

@@ -2,8 +2,11 @@
  * Series by the raw bytes of a telnet line's (or a JSON datapoint's) metric and tags: a
  * hash of the bytes picks a bucket, and the bytes themselves are compared, so a hit costs
  * no string and no allocation. Only series the general path validated and resolved are
- * added, so a hit means the same bytes parsed before into exactly this series. Bounded:
- * emptied when it reaches its capacity (the general path refills it).
+ * added, so a hit means the same bytes parsed before into exactly this series. Bounded in
+ * bytes (a slot costs BYTE_SLOT_BYTES beside its key, memory/catalog-memory.ts), in two
+ * generations as TwoGenCache: a hit in the old one moves the slot to the young one, and
+ * when the young one holds half the bound the old one is dropped — only the slots not hit
+ * since the last such rotation go, never the whole cache.
  *
  * Speed: the hash and the compare read 4 bytes at a time through a DataView (about 3×
  * faster than byte loops on ~100-byte keys; a native `Buffer#compare` per range costs
@@ -21,8 +24,12 @@
  * also remembers whether that next slot has its tags: a caller that knows the tags repeat
  * the previous lookup's (the JSON scanner does) then has only the metric compared.
  */
+import { BYTE_SLOT_BYTES } from '../memory/catalog-memory.js';
+
 interface Slot<T> {
   readonly hash: number;
+  /** The generation it is in (a prediction into a dropped one is not followed). */
+  gen: number;
   /** metric bytes, one space, tag bytes */
   readonly key: Uint8Array;
   readonly view: DataView;
@@ -36,99 +43,41 @@ interface Slot<T> {
 }
 
 const MIN_BUCKETS = 1024;
-const EMPTY_VIEW: DataView = new DataView(new ArrayBuffer(0));
 
-/** `T`: what a series maps to (the writer's series entry). */
-export class SeriesByteCache<T> {
-  private buckets: (Slot<T> | undefined)[] = new Array<Slot<T> | undefined>(MIN_BUCKETS).fill(undefined);
-  private mask = MIN_BUCKETS - 1;
-  private count = 0;
-  private readonly capacity: number;
-  private readonly accept: ((entry: T) => boolean) | undefined;
-  /** The slot of the last hit (undefined after a miss). */
-  private last: Slot<T> | undefined;
-  /** The last buffer looked up in, and its DataView. */
-  private viewBuf: Uint8Array | undefined;
-  private view: DataView = EMPTY_VIEW;
+/** One generation: chains of slots by the low bits of the hash, doubled as it fills. */
+class Generation<T> {
+  buckets: (Slot<T> | undefined)[] = new Array<Slot<T> | undefined>(MIN_BUCKETS).fill(undefined);
+  mask = MIN_BUCKETS - 1;
+  count = 0;
+  bytes = 0;
+  readonly gen: number;
 
-  /** `accept`: false for an entry that is no longer valid (its slot is then dropped). */
-  constructor(capacity: number, accept?: (entry: T) => boolean) {
-    this.capacity = capacity;
-    this.accept = accept;
+  constructor(gen: number) {
+    this.gen = gen;
   }
 
-  /**
-   * The series whose key is line[ms,me) + line[ts,te), or undefined. `tagsAsBefore`: the
-   * caller knows these tag bytes equal those of its previous lookup, made just before and
-   * found (a JSON body's scan sees repeated tags objects): then a predicted series whose
-   * tags are known to be the previous one's needs only its metric compared.
-   */
-  get(line: Uint8Array, ms: number, me: number, ts: number, te: number, tagsAsBefore = false): T | undefined {
-    const dv = this.viewOf(line);
-    const ml = me - ms;
-    const len = ml + 1 + (te - ts);
-    const last = this.last;
-    const p = last?.succ;
-    if (p !== undefined && p.metricLength === ml && p.key.length === len && rangeEqual(p.key, p.view, 0, line, dv, ms, ml)
-      && ((tagsAsBefore && last!.succSameTags) || rangeEqual(p.key, p.view, ml + 1, line, dv, ts, te - ts))
-      && (this.accept === undefined || this.accept(p.entry))) {
-      this.last = p;
-      return p.entry;
-    }
-    const h = hashRanges(line, dv, ms, me, ts, te);
-    const b = h & this.mask;
-    for (let s = this.buckets[b], prev: Slot<T> | undefined; s !== undefined; prev = s, s = s.next) {
-      if (s.hash === h && s.metricLength === ml && s.key.length === len
-        && rangeEqual(s.key, s.view, 0, line, dv, ms, ml) && rangeEqual(s.key, s.view, ml + 1, line, dv, ts, te - ts)) {
-        if (this.accept !== undefined && !this.accept(s.entry)) {
-          if (prev === undefined) this.buckets[b] = s.next;
-          else prev.next = s.next;
-          this.count--;
-          break;
-        }
-        if (last !== undefined && last.succ !== s) {
-          last.succ = s;
-          const lt = last.key.length - last.metricLength - 1;
-          last.succSameTags = lt === len - ml - 1 && rangeEqual(last.key, last.view, last.metricLength + 1, s.key, s.view, ml + 1, lt);
-        }
-        this.last = s;
-        return s.entry;
-      }
-    }
-    this.last = undefined;
-    return undefined;
+  link(s: Slot<T>): void {
+    const b = s.hash & this.mask;
+    s.next = this.buckets[b];
+    this.buckets[b] = s;
+    s.gen = this.gen;
+    this.count++;
+    this.bytes += slotBytes(s);
+    if (this.count > this.buckets.length) this.grow();
   }
 
-  set(line: Uint8Array, ms: number, me: number, ts: number, te: number, entry: T): void {
-    if (this.get(line, ms, me, ts, te) !== undefined) return;
-    if (this.count >= this.capacity) this.clear();
-    const ml = me - ms;
-    const key = new Uint8Array(ml + 1 + te - ts);
-    key.set(line.subarray(ms, me), 0);
-    key[ml] = 0x20;
-    key.set(line.subarray(ts, te), ml + 1);
-    const hash = hashRanges(line, this.viewOf(line), ms, me, ts, te);
-    const view = new DataView(key.buffer, key.byteOffset, key.byteLength);
-    const b = hash & this.mask;
-    this.buckets[b] = { hash, key, view, metricLength: ml, entry, next: this.buckets[b], succ: undefined, succSameTags: false };
-    if (++this.count > this.buckets.length) this.grow();
+  /** Takes `s` (found after `prev` in its chain) out. */
+  unlink(s: Slot<T>, prev: Slot<T> | undefined): void {
+    if (prev === undefined) this.buckets[s.hash & this.mask] = s.next;
+    else prev.next = s.next;
+    s.next = undefined;
+    this.count--;
+    this.bytes -= slotBytes(s);
   }
 
-  clear(): void {
-    this.last = undefined;
-    this.buckets = new Array<Slot<T> | undefined>(MIN_BUCKETS).fill(undefined);
-    this.mask = MIN_BUCKETS - 1;
-    this.count = 0;
-  }
-
-  get size(): number {
-    return this.count;
-  }
-
-  /** Drops the reference to the last buffer looked up in (a large request body, say). */
-  releaseView(): void {
-    this.viewBuf = undefined;
-    this.view = EMPTY_VIEW;
+  /** Every slot (for a rotation's clean-up). */
+  *slots(): IterableIterator<Slot<T>> {
+    for (let s of this.buckets) for (; s !== undefined; s = s.next) yield s;
   }
 
   private grow(): void {
@@ -146,6 +95,141 @@ export class SeriesByteCache<T> {
     }
     this.buckets = buckets;
     this.mask = mask;
+  }
+}
+
+function slotBytes(s: Slot<unknown>): number {
+  return BYTE_SLOT_BYTES + s.key.length;
+}
+const EMPTY_VIEW: DataView = new DataView(new ArrayBuffer(0));
+
+/** `T`: what a series maps to (the writer's series entry). */
+export class SeriesByteCache<T> {
+  private young: Generation<T>;
+  private old: Generation<T>;
+  private gens = 0;
+  private readonly maxBytes: () => number;
+  private readonly accept: ((entry: T) => boolean) | undefined;
+  /** The slot of the last hit (undefined after a miss). */
+  private last: Slot<T> | undefined;
+  /** The last buffer looked up in, and its DataView. */
+  private viewBuf: Uint8Array | undefined;
+  private view: DataView = EMPTY_VIEW;
+
+  /**
+   * `maxBytes`: the bound (asked at each rotation: the owner may share one bound among
+   * several caches); `accept`: false for an entry that is no longer valid (its slot is
+   * then dropped).
+   */
+  constructor(maxBytes: number | (() => number), accept?: (entry: T) => boolean) {
+    this.maxBytes = typeof maxBytes === 'number' ? () => maxBytes : maxBytes;
+    this.accept = accept;
+    this.old = new Generation<T>(this.gens++);
+    this.young = new Generation<T>(this.gens++);
+  }
+
+  /**
+   * The series whose key is line[ms,me) + line[ts,te), or undefined. `tagsAsBefore`: the
+   * caller knows these tag bytes equal those of its previous lookup, made just before and
+   * found (a JSON body's scan sees repeated tags objects): then a predicted series whose
+   * tags are known to be the previous one's needs only its metric compared.
+   */
+  get(line: Uint8Array, ms: number, me: number, ts: number, te: number, tagsAsBefore = false): T | undefined {
+    const dv = this.viewOf(line);
+    const ml = me - ms;
+    const len = ml + 1 + (te - ts);
+    const last = this.last;
+    const p = last?.succ;
+    if (p !== undefined && p.gen === this.young.gen && p.metricLength === ml && p.key.length === len && rangeEqual(p.key, p.view, 0, line, dv, ms, ml)
+      && ((tagsAsBefore && last!.succSameTags) || rangeEqual(p.key, p.view, ml + 1, line, dv, ts, te - ts))
+      && (this.accept === undefined || this.accept(p.entry))) {
+      this.last = p;
+      return p.entry;
+    }
+    const h = hashRanges(line, dv, ms, me, ts, te);
+    const s = this.find(this.young, h, line, dv, ms, ml, ts, te, len) ?? this.promote(this.find(this.old, h, line, dv, ms, ml, ts, te, len));
+    if (s === undefined) {
+      this.last = undefined;
+      return undefined;
+    }
+    if (last !== undefined && last.succ !== s) {
+      last.succ = s;
+      const lt = last.key.length - last.metricLength - 1;
+      last.succSameTags = lt === len - ml - 1 && rangeEqual(last.key, last.view, last.metricLength + 1, s.key, s.view, ml + 1, lt);
+    }
+    this.last = s;
+    return s.entry;
+  }
+
+  set(line: Uint8Array, ms: number, me: number, ts: number, te: number, entry: T): void {
+    if (this.get(line, ms, me, ts, te) !== undefined) return;
+    const ml = me - ms;
+    const key = new Uint8Array(ml + 1 + te - ts);
+    key.set(line.subarray(ms, me), 0);
+    key[ml] = 0x20;
+    key.set(line.subarray(ts, te), ml + 1);
+    const hash = hashRanges(line, this.viewOf(line), ms, me, ts, te);
+    const view = new DataView(key.buffer, key.byteOffset, key.byteLength);
+    this.add({ hash, gen: -1, key, view, metricLength: ml, entry, next: undefined, succ: undefined, succSameTags: false });
+  }
+
+  clear(): void {
+    this.last = undefined;
+    this.old = new Generation<T>(this.gens++);
+    this.young = new Generation<T>(this.gens++);
+  }
+
+  get size(): number {
+    return this.young.count + this.old.count;
+  }
+
+  /** Bytes held (keys and BYTE_SLOT_BYTES a slot). */
+  get bytes(): number {
+    return this.young.bytes + this.old.bytes;
+  }
+
+  /** Drops the reference to the last buffer looked up in (a large request body, say). */
+  releaseView(): void {
+    this.viewBuf = undefined;
+    this.view = EMPTY_VIEW;
+  }
+
+  /** The live slot of the key in `g`; a dead one found is unlinked (a miss). */
+  private find(g: Generation<T>, h: number, line: Uint8Array, dv: DataView, ms: number, ml: number, ts: number, te: number, len: number): Slot<T> | undefined {
+    for (let s = g.buckets[h & g.mask], prev: Slot<T> | undefined; s !== undefined; prev = s, s = s.next) {
+      if (s.hash === h && s.metricLength === ml && s.key.length === len
+        && rangeEqual(s.key, s.view, 0, line, dv, ms, ml) && rangeEqual(s.key, s.view, ml + 1, line, dv, ts, te - ts)) {
+        if (this.accept !== undefined && !this.accept(s.entry)) {
+          g.unlink(s, prev);
+          return undefined;
+        }
+        return s;
+      }
+    }
+    return undefined;
+  }
+
+  /** A slot found in the old generation moves to the young one. */
+  private promote(s: Slot<T> | undefined): Slot<T> | undefined {
+    if (s === undefined) return undefined;
+    let prev: Slot<T> | undefined;
+    for (let c = this.old.buckets[s.hash & this.old.mask]; c !== s; c = c!.next) prev = c;
+    this.old.unlink(s, prev);
+    this.add(s);
+    return s;
+  }
+
+  /** Links `s` into the young generation, rotating first when it holds half the bound. */
+  private add(s: Slot<T>): void {
+    if (this.young.bytes >= this.maxBytes() / 2) {
+      const dropped = this.old.gen;
+      this.old = this.young;
+      this.young = new Generation<T>(this.gens++);
+      // Predictions into the dropped generation would keep it reachable.
+      for (const o of this.old.slots()) if (o.succ !== undefined && o.succ.gen === dropped) o.succ = undefined;
+      if (this.last !== undefined && this.last.gen === dropped) this.last = undefined;
+    }
+    this.young.link(s);
   }
 
   private viewOf(b: Uint8Array): DataView {

@@ -6,10 +6,13 @@
  * table dropped is never handed out again (a hit on it is a miss), so a series written
  * after a drop gets a new entry, resolved from its names again.
  *
- * Bounded by `capacity` live entries, in two generations: an entry used since the last
- * generation change is kept; the others are dropped when the young generation fills (as
- * TwoGenCache, with use marked on the entry: a hit costs one compare, no map lookup).
- * clear() drops every entry (dropCaches, a rename).
+ * Bounded in bytes (`maxBytes`, the catalog's share: half for the entries, a quarter for
+ * the texts, a quarter for the byte caches of all protocols together; an entry costs
+ * SERIES_ENTRY_BYTES beside its template and TSUID key, memory/catalog-memory.ts), in two
+ * generations: an entry used since the last generation change is kept; the others are
+ * dropped when the young generation holds half the entries' bound (as TwoGenCache, with use
+ * marked on the entry: a hit costs one compare, no map lookup). clear() drops every entry
+ * (dropCaches, a rename).
  *
  * An entry is per-series scratch of the writer too (write-group.ts): a write group tells
  * series apart by entry, so two entries of one series in one group would write one row
@@ -17,6 +20,7 @@
  * entries of one series at least one is dead: a group that holds a dead entry merges it
  * with the series' other entries before it builds its rows (WriteGroup.build).
  */
+import { SERIES_ENTRY_BYTES, TEXT_ENTRY_BYTES } from '../memory/catalog-memory.js';
 import { SeriesByteCache } from './series-byte-cache.js';
 import { TwoGenCache } from '../uid/two-gen-cache.js';
 
@@ -35,16 +39,27 @@ export interface CatalogSeries {
 export class SeriesEntries<E extends CatalogSeries> {
   private young = new Map<string, E>();
   private old = new Map<string, E>();
+  private youngBytes = 0;
+  private oldBytes = 0;
   private gen = 0;
+  /** Half the entries' bound: the young generation's. */
   private readonly half: number;
-  private readonly capacity: number;
+  /** The byte caches' bound, all protocols together. */
+  private readonly byteCacheBytes: number;
   private readonly texts: TwoGenCache<string, E>;
   private readonly byProtocol = new Map<string, SeriesByteCache<E>>();
 
-  constructor(capacity: number) {
-    this.capacity = capacity;
-    this.half = Math.max(1, Math.floor(capacity / 2));
-    this.texts = new TwoGenCache(capacity);
+  constructor(maxBytes: number) {
+    this.half = Math.max(1, Math.floor(maxBytes / 4));
+    this.byteCacheBytes = maxBytes / 4;
+    this.texts = new TwoGenCache(maxBytes / 4, (text) => TEXT_ENTRY_BYTES + text.length);
+  }
+
+  /** Bytes held: entries, texts and byte caches (by the estimates of memory/catalog-memory.ts). */
+  get heldBytes(): number {
+    let n = this.youngBytes + this.oldBytes + this.texts.bytes;
+    for (const c of this.byProtocol.values()) n += c.bytes;
+    return n;
   }
 
   /** Live entries. */
@@ -66,8 +81,9 @@ export class SeriesEntries<E extends CatalogSeries> {
   use(e: E): boolean {
     if (!e.alive) return false;
     if (e.gen !== this.gen) {
-      this.old.delete(e.tsuidKey);
+      if (this.old.delete(e.tsuidKey)) this.oldBytes -= entryBytes(e);
       this.young.set(e.tsuidKey, e);
+      this.youngBytes += entryBytes(e);
       e.gen = this.gen;
       this.rotateIfFull();
     }
@@ -84,6 +100,7 @@ export class SeriesEntries<E extends CatalogSeries> {
     e.alive = true;
     e.gen = this.gen;
     this.young.set(e.tsuidKey, e);
+    this.youngBytes += entryBytes(e);
     this.rotateIfFull();
     return e;
   }
@@ -108,7 +125,11 @@ export class SeriesEntries<E extends CatalogSeries> {
    */
   bytes(protocol: string): SeriesByteCache<E> {
     let c = this.byProtocol.get(protocol);
-    if (c === undefined) this.byProtocol.set(protocol, (c = new SeriesByteCache<E>(this.capacity, (e) => this.use(e))));
+    if (c === undefined) {
+      // One bound for all protocols' caches, shared among those in use.
+      c = new SeriesByteCache<E>(() => this.byteCacheBytes / this.byProtocol.size, (e) => this.use(e));
+      this.byProtocol.set(protocol, c);
+    }
     return c;
   }
 
@@ -118,16 +139,25 @@ export class SeriesEntries<E extends CatalogSeries> {
     for (const e of this.old.values()) e.alive = false;
     this.young = new Map();
     this.old = new Map();
+    this.youngBytes = 0;
+    this.oldBytes = 0;
     this.gen++;
     this.texts.clear();
     for (const c of this.byProtocol.values()) c.clear();
   }
 
   private rotateIfFull(): void {
-    if (this.young.size < this.half) return;
+    if (this.youngBytes < this.half) return;
     for (const e of this.old.values()) e.alive = false;
     this.old = this.young;
+    this.oldBytes = this.youngBytes;
     this.young = new Map();
+    this.youngBytes = 0;
     this.gen++;
   }
+}
+
+/** An entry's heap bytes by the estimate: the object and its keys. */
+function entryBytes(e: CatalogSeries): number {
+  return SERIES_ENTRY_BYTES + e.template.length + e.tsuidKey.length;
 }

@@ -14,6 +14,7 @@ import { latin1, toHex } from '../../core/api/bytes.js';
 import { tsuidTagPairs, tsuidToHex } from '../schema/row-key.js';
 import type { SchemaWidths } from '../schema/widths.js';
 import type { UidTable } from '../uid/uid-table.js';
+import { NAMES_ENTRY_BYTES } from '../memory/catalog-memory.js';
 import { TwoGenCache } from '../uid/two-gen-cache.js';
 
 export interface SeriesNames {
@@ -23,10 +24,9 @@ export interface SeriesNames {
   readonly tagvHex: ReadonlyMap<string, string>;
   /** The TSUID in upper-case hex, as OpenTSDB prints it. */
   readonly tsuid: string;
+  /** Heap bytes of this entry by the estimate (NAMES_ENTRY_BYTES and the names' and hex lengths). */
+  readonly bytes: number;
 }
-
-/** Series kept; an entry with 8 tags holds ~1 KB. */
-const CAPACITY = 32_768;
 
 /** What the cache needs of its owner: the catalog's change stamps. */
 export interface NameStamps {
@@ -35,7 +35,7 @@ export interface NameStamps {
 }
 
 export class SeriesNameCache {
-  private readonly byTsuid = new TwoGenCache<string, SeriesNames>(CAPACITY);
+  private readonly byTsuid: TwoGenCache<string, SeriesNames>;
   /** The stamp the kept entries were resolved under. */
   private at = -1;
   private readonly widths: SchemaWidths;
@@ -43,7 +43,9 @@ export class SeriesNameCache {
   private readonly tagvs: UidTable;
   private readonly stamps: NameStamps;
 
-  constructor(widths: SchemaWidths, tagks: UidTable, tagvs: UidTable, stamps: NameStamps) {
+  /** `maxBytes`: the bound of the kept names (an entry with 8 tags is ~1 KB). */
+  constructor(widths: SchemaWidths, tagks: UidTable, tagvs: UidTable, stamps: NameStamps, maxBytes: number) {
+    this.byTsuid = new TwoGenCache(maxBytes, (id, n) => id.length + n.bytes);
     this.widths = widths;
     this.tagks = tagks;
     this.tagvs = tagvs;
@@ -62,6 +64,15 @@ export class SeriesNameCache {
     return this.byTsuid.get(id) ?? this.resolve(id, tsuid, tags ?? tsuidTagPairs(this.widths, tsuid));
   }
 
+  /** Bytes and entries kept. */
+  get bytes(): number {
+    return this.byTsuid.bytes;
+  }
+
+  get size(): number {
+    return this.byTsuid.size;
+  }
+
   clear(): void {
     this.byTsuid.clear();
     this.at = this.stamps.stamp();
@@ -71,17 +82,19 @@ export class SeriesNameCache {
     const at = this.stamps.stamp();
     const named: Record<string, string> = {};
     const tagvHex = new Map<string, string>();
+    let bytes = NAMES_ENTRY_BYTES + 2 * tsuid.length;
     for (const [k, v] of tags) {
       const kn = await this.tagks.getName(k);
       const vn = await this.tagvs.getName(v);
       if (kn === undefined || vn === undefined) return undefined;
       named[kn] = vn;
       tagvHex.set(toHex(k), toHex(v));
+      bytes += kn.length + vn.length + 2 * (k.length + v.length);
     }
     // In name order, as an answer lists them (execute.ts computeTags passes a lone series' tags on as they are).
     const sorted: Record<string, string> = {};
     for (const k of Object.keys(named).sort()) sorted[k] = named[k]!;
-    const out: SeriesNames = { tags: Object.freeze(sorted), tagvHex, tsuid: tsuidToHex(tsuid) };
+    const out: SeriesNames = { tags: Object.freeze(sorted), tagvHex, tsuid: tsuidToHex(tsuid), bytes };
     // Kept only when no name could have changed while these were read.
     if (this.stamps.holds(at) && this.stamps.holds(this.at)) this.byTsuid.set(id, out);
     return out;

@@ -7,13 +7,15 @@
  * and its aliases (OpenTSDB's names, so opentsdb.conf can be used as is, and old Horae
  * names). Unknown keys outside `horae.*` are warnings (OpenTSDB configs carry many keys
  * Horae has no use for); unknown `horae.*` keys and bad values are errors naming
- * file:line. Relative paths (horae.data_dir, horae.auth.tokens_file) are taken relative
+ * file:line. Deprecated keys (config-keys.ts DEPRECATED_KEYS) are warnings and converted to
+ * what replaced them, unless that is set itself. Relative paths (horae.data_dir, horae.auth.tokens_file) are taken relative
  * to the config file's directory. parseValue also parses command-line and environment
  * values (args.ts), so every source gives the same errors.
  */
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
-import { CONFIG_KEYS, FIXED_OPENTSDB_KEYS, describeType, resolveTsdbConfig } from '../config.js';
+import { CONFIG_KEYS, DEPRECATED_KEYS, FIXED_OPENTSDB_KEYS, describeType, resolveTsdbConfig } from '../config.js';
+import type { DeprecatedEffect } from '../config-keys.js';
 import type { ConfigField, KeyDef, ServerSettings, StoreSettings, TsdbConfig } from '../config.js';
 
 export type MutableTsdbConfig = { -readonly [K in keyof TsdbConfig]?: TsdbConfig[K] };
@@ -168,8 +170,19 @@ export function parseConfigText(text: string, file: string): ParsedConfigFile {
   const out: ParsedConfigFile = { server: {}, tsdb: {}, store: {}, warnings: [] };
   const errors: string[] = [];
   const baseDir = dirname(resolve(file));
+  const deprecated: DeprecatedEffect[] = [];
   for (const e of parseProperties(text)) {
     const field = KEY_INDEX.get(e.key);
+    const old = field === undefined ? DEPRECATED.get(e.key) : undefined;
+    if (old !== undefined) {
+      try {
+        deprecated.push(old.effect(parseIntValue(e.value, 0, 1e12)));
+        out.warnings.push(`${file}:${e.line}: ${e.key} is deprecated (${old.help})`);
+      } catch (err) {
+        errors.push(`${file}:${e.line}: ${e.key}: ${(err as Error).message}`);
+      }
+      continue;
+    }
     if (field === undefined && !ACCEPTED_FIXED.has(e.key)) {
       if (e.key.startsWith('horae.')) errors.push(`${file}:${e.line}: unknown key ${e.key}`);
       else out.warnings.push(`${file}:${e.line}: ${e.key} is not used by Horae; ignored`);
@@ -182,6 +195,7 @@ export function parseConfigText(text: string, file: string): ParsedConfigFile {
       errors.push(`${file}:${e.line}: ${e.key}: ${(err as Error).message}`);
     }
   }
+  applyDeprecated(out.tsdb, deprecated);
   // As in OpenTSDB, the bucket count means nothing without a salt.
   if (out.tsdb.saltWidth === 0) out.tsdb.saltBuckets = 1;
   if (errors.length === 0) {
@@ -193,6 +207,20 @@ export function parseConfigText(text: string, file: string): ParsedConfigFile {
   }
   if (errors.length > 0) throw new ConfigError(errors);
   return out;
+}
+
+const DEPRECATED = new Map(DEPRECATED_KEYS.map((d) => [d.key, d]));
+
+/** What deprecated keys set, where the keys that replaced them are not set: the largest catalog bytes, the last switch. */
+function applyDeprecated(tsdb: MutableTsdbConfig, effects: readonly DeprecatedEffect[]): void {
+  const setBytes = tsdb.catalogMemoryBytes !== undefined;
+  const setLast = tsdb.queryLastCache !== undefined;
+  for (const d of effects) {
+    if (!setBytes && d.catalogMemoryBytes !== undefined) {
+      tsdb.catalogMemoryBytes = Math.min(CONFIG_KEYS.catalogMemoryBytes.max, Math.max(tsdb.catalogMemoryBytes ?? 0, d.catalogMemoryBytes, CONFIG_KEYS.catalogMemoryBytes.min));
+    }
+    if (!setLast && d.queryLastCache !== undefined) tsdb.queryLastCache = d.queryLastCache;
+  }
 }
 
 /** Reads and parses a config file. Throws ConfigError (also when it cannot be read). */

@@ -15,11 +15,19 @@
  * store, each lists what it owes in the compaction ledger before writing it
  * (compaction-ledger.ts): a server that dies or stops leaves its rows to a live one, which
  * compacts each owed (metric, hour) key range in every salt bucket (compactRange), as it
- * does the rows past a full dirty set. Elsewhere rows written before a restart, or while
- * the dirty set was full, are found by sweep(), which scans the data table for closed
- * hours that are not yet a single compressed cell (after a start, only the cells written
- * before it; none when the table was empty at the start); with a ledger that start sweep
- * is made once per store, by the first servers that open it with one.
+ * does the rows past a full dirty set. Elsewhere rows written before a restart are found
+ * by sweep(), which scans the data table for closed hours that are not yet a single
+ * compressed cell (after a start, only the cells written before it; none when the table
+ * was empty at the start); with a ledger that start sweep is made once per store, by the
+ * first servers that open it with one.
+ *
+ * The dirty set is bounded in bytes (`maxDirtyBytes`, its share of
+ * horae.catalog.memory_bytes; a row costs DIRTY_ROW_BYTES beside twice its key,
+ * memory/catalog-memory.ts). A row that finds it full is remembered by its (metric, hour)
+ * instead — in the ledger where there is one, else in `overflow` here (one entry per
+ * metric and hour, whatever the series) — and once that hour is closed the pass compacts
+ * its key range in every salt bucket (compactRange): what a full dirty set costs is a
+ * read of those ranges, never of the whole table.
  */
 import type { Cell, Mutation, Table } from '../../core/api/store.js';
 import type { TsdbConfig } from '../config.js';
@@ -32,6 +40,8 @@ import { saltBytes } from '../schema/salt.js';
 import type { SchemaWidths } from '../schema/widths.js';
 import { DATA_FAMILY } from '../tables.js';
 import type { DirtyMark } from '../write/dirty-mark.js';
+import { latin1 } from '../../core/api/bytes.js';
+import { DIRTY_ROW_BYTES } from '../memory/catalog-memory.js';
 import { CompactionLedger, LEDGER_BEAT_MS } from './compaction-ledger.js';
 import type { Pair } from './compaction-ledger.js';
 
@@ -43,6 +53,8 @@ export interface HourCompactorDeps {
   readonly log?: (msg: string) => void;
   /** The compaction ledger's table and this server's id, where other servers share the store. */
   readonly ledger?: { readonly table: Table; readonly server: Uint8Array };
+  /** Bytes of the dirty set at most (default 256 MiB). */
+  readonly maxDirtyBytes?: number;
 }
 
 interface DirtyRow extends DirtyMark {
@@ -57,6 +69,10 @@ export interface HourCompactorStats {
   readonly passes: number;
   readonly errors: number;
   readonly dirtyOverflows: number;
+  /** Bytes of the dirty set by the estimate. */
+  readonly dirtyBytes?: number;
+  /** (metric, hour) pairs remembered here after the dirty set was full (without a ledger), waiting for their hour to close. */
+  readonly overflowPairs?: number;
   /** Rows another compactor (or a delete) changed between this one's read and write: left as they were. */
   readonly racesLost?: number;
   /** (metric, hour) key ranges compacted (owed after a takeover or a full dirty set), and servers taken over. */
@@ -67,14 +83,14 @@ export interface HourCompactorStats {
   readonly lastError?: string;
 }
 
-/** What markDirty hands out while the dirty set is full: sweep() finds those rows. */
+/** What markDirty hands out while the dirty set is full: its (metric, hour) range is compacted instead. */
 const OVERFLOW_MARK: DirtyMark = { lastWriteMs: 0, live: true };
 /** Rows fetched per get. */
 const BATCH_ROWS = 256;
 /** Rows whose check-and-put is in flight at once. */
 const PARALLEL_ROWS = 32;
-/** The dirty set stops growing here; sweep() finds the rest. */
-const MAX_DIRTY_ROWS = 2_000_000;
+/** The dirty set's default bound in bytes. */
+const MAX_DIRTY_BYTES = 256 * 1024 * 1024;
 
 /** What the layer's hour compaction offers, whichever runs it (this class or the store). */
 export interface HourCompaction {
@@ -89,6 +105,10 @@ export interface HourCompaction {
 export class HourCompactor implements HourCompaction {
   private readonly deps: HourCompactorDeps;
   private readonly dirty = new Map<string, DirtyRow>();
+  private dirtyHeld = 0;
+  private readonly maxDirtyBytes: number;
+  /** Without a ledger: the (metric, hour) pairs of rows the dirty set had no room for, by metric (latin1) and hour. */
+  private readonly overflow = new Map<string, Pair>();
   /** Where servers share the store (compaction-ledger.ts). */
   private readonly ledger: CompactionLedger | undefined;
   private timer: NodeJS.Timeout | undefined;
@@ -99,8 +119,7 @@ export class HourCompactor implements HourCompaction {
   /**
    * The automatic sweep after a start looks only at cells written before it (cell times
    * are write times): rows this process writes are in the dirty set, and reading them all
-   * again mid-ingest cost ~6% of the server's CPU in a telnet profile. After a dirty-set overflow: the whole
-   * table (undefined).
+   * again mid-ingest cost ~6% of the server's CPU in a telnet profile.
    */
   private sweepBefore: number | undefined;
   private rowsCompacted = 0;
@@ -115,6 +134,7 @@ export class HourCompactor implements HourCompaction {
   constructor(deps: HourCompactorDeps) {
     this.deps = deps;
     this.sweepBefore = deps.now();
+    this.maxDirtyBytes = deps.maxDirtyBytes ?? MAX_DIRTY_BYTES;
     const l = deps.ledger;
     this.ledger = l === undefined ? undefined : new CompactionLedger({ table: l.table, server: l.server, metricWidth: deps.widths.metric, now: deps.now });
   }
@@ -151,10 +171,15 @@ export class HourCompactor implements HourCompaction {
     await this.ledger?.beat();
   }
 
+  /** Bytes of the dirty set, by the estimate. */
+  dirtyBytes(): number {
+    return this.dirtyHeld;
+  }
+
   /**
    * The data table held no rows when this process opened it: the sweep owed after a start
    * (for cells written before it) would only read through what this process writes, which
-   * markDirty tracks. A dirty-set overflow still owes one.
+   * markDirty tracks.
    */
   nothingWrittenBefore(): void {
     if (this.sweepBefore === undefined) return;
@@ -167,18 +192,19 @@ export class HourCompactor implements HourCompaction {
     const id = Buffer.from(key.buffer, key.byteOffset, key.byteLength).toString('latin1');
     let row = this.dirty.get(id);
     if (row === undefined) {
-      if (this.dirty.size >= MAX_DIRTY_ROWS) {
+      if (this.dirtyHeld + rowBytes(key) > this.maxDirtyBytes) {
         this.dirtyOverflows++;
-        if (this.ledger !== undefined) {
-          this.ledger.addRange(this.metricOf(key), baseSec);
-        } else {
-          this.needSweep = true;
-          this.sweepBefore = undefined;
+        const metric = this.metricOf(key);
+        if (this.ledger !== undefined) this.ledger.addRange(metric, baseSec);
+        else {
+          const k = `${latin1(metric)}:${baseSec}`;
+          if (!this.overflow.has(k)) this.overflow.set(k, { metric: metric.slice(), hour: baseSec });
         }
         return OVERFLOW_MARK;
       }
       row = { key, baseSec, lastWriteMs: nowMs, live: true };
       this.dirty.set(id, row);
+      this.dirtyHeld += rowBytes(key);
       this.ledger?.addRow(this.metricOf(key), baseSec);
     } else {
       row.lastWriteMs = nowMs;
@@ -227,8 +253,11 @@ export class HourCompactor implements HourCompaction {
       passes: this.passes,
       errors: this.errors,
       dirtyOverflows: this.dirtyOverflows,
+      dirtyBytes: this.dirtyHeld,
+      overflowPairs: this.overflow.size,
       racesLost: this.racesLost,
-      ...(this.ledger === undefined ? {} : { rangesCompacted: this.rangesCompacted, takeovers: this.ledger.stats().takeovers, ledgerPairs: this.ledger.stats().pairs }),
+      rangesCompacted: this.rangesCompacted,
+      ...(this.ledger === undefined ? {} : { takeovers: this.ledger.stats().takeovers, ledgerPairs: this.ledger.stats().pairs }),
       ...(this.lastError === undefined ? {} : { lastError: this.lastError }),
     };
   }
@@ -247,6 +276,7 @@ export class HourCompactor implements HourCompaction {
         due.push(row);
         row.live = false;
         this.dirty.delete(id);
+        this.dirtyHeld -= rowBytes(row.key);
       }
       for (let i = 0; i < due.length; i += BATCH_ROWS) {
         const batch = due.slice(i, i + BATCH_ROWS);
@@ -263,6 +293,7 @@ export class HourCompactor implements HourCompaction {
             }
             r.live = true;
             this.dirty.set(id, r);
+            this.dirtyHeld += rowBytes(r.key);
           }
           throw err;
         }
@@ -272,6 +303,12 @@ export class HourCompactor implements HourCompaction {
         if (hourEnd + (opts.force === true ? 0 : compactGraceMs) > now) continue;
         await this.compactRange(r, opts.force === true);
         this.ledger!.rangeDone(r);
+        this.rangesCompacted++;
+      }
+      for (const [k, r] of this.overflow) {
+        if ((r.hour + 3600) * 1000 + (opts.force === true ? 0 : compactGraceMs) > now) continue;
+        await this.compactRange(r, opts.force === true);
+        this.overflow.delete(k);
         this.rangesCompacted++;
       }
       if (opts.sweep === true || (this.needSweep && opts.sweep !== false)) {
@@ -420,4 +457,9 @@ export function compactionOf(cells: readonly Cell[]): { mutations: Mutation[]; p
     mutations.unshift({ type: 'put', family: DATA_FAMILY, qualifier, value: encodeHourBlock(block), timestamp: check.timestamp });
   }
   return { mutations, points: block.count, check };
+}
+
+/** A dirty row's heap bytes by the estimate: the row, its key bytes and its latin1 id. */
+function rowBytes(key: Uint8Array): number {
+  return DIRTY_ROW_BYTES + 2 * key.length;
 }

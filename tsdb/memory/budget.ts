@@ -3,7 +3,7 @@
  * which every memory bound that is not set on its own takes its share. `horae serve` sets
  * V8's heap limit from it (bin/horae.js runs the server on a worker thread with that
  * old-space limit, cli/heap-limit.ts), the store gets its memstore and block-cache bytes, the catalog
- * its cache entries, the write path its in-flight points; past the heap share the server
+ * its bytes for every per-series structure, the write path its in-flight points; past the heap share the server
  * refuses writes and queries (memory/guard.ts) instead of dying of heap exhaustion.
  *
  * Of a budget B:
@@ -11,8 +11,8 @@
  *   V8 old space (the heap limit)   3/4 B   everything on the JS heap, the shares below included
  *   block cache                     1/8 B   (horae.storage.block_cache_bytes)
  *   memstores                       1/8 B   (horae.storage.memstore_total_bytes; writers wait at 2×)
- *   catalog caches                  1/8 B   series entries 3/8, series index copy 1/8 (horae.index.memory_bytes),
- *                                           UID caches 1/4, last points 1/4
+ *   per-series state                1/4 B   (horae.catalog.memory_bytes): every cache and map of series
+ *                                           and names, split into fixed shares (memory/catalog-memory.ts)
  *   points in flight                1/16 B  (horae.write.max_inflight_points)
  *   queries' points                 1/4 B   over horae.query.max_concurrent (horae.query.max_points each)
  *   queries running at once         one per QUERY_BYTES of B (horae.query.max_concurrent: a query's
@@ -20,22 +20,13 @@
  *                                   4 big queries at once exhausted a 48 MiB heap, 2 did not)
  *   one request body                1/64 B  (horae.http.max_body_bytes; parsed, it takes ~10× that)
  *
- * Entries are converted to bytes by the estimates below (what one entry costs on the heap
- * with its keys, per cache), so a budget bounds the caches in bytes, not in counts. A
+ * Points are converted to bytes by the estimates below (what one costs on the heap). A
  * share never exceeds the bound's own default: a big budget leaves the defaults as they
  * are (and raises the heap limit), a small one lowers every bound with it.
  */
 import { CONFIG_KEYS } from '../config-keys.js';
 import type { IntKey } from '../config-keys.js';
 
-/** Heap bytes of one writer series entry with its text and byte-cache keys (estimate). */
-export const SERIES_ENTRY_BYTES = 512;
-/** Heap bytes of one UID cache entry (name string, id bytes, map slot; estimate). */
-export const UID_ENTRY_BYTES = 128;
-/** UID caches: three kinds, two directions. */
-const UID_CACHES = 6;
-/** Heap bytes of one series' newest point in the last-point cache (estimate). */
-export const LAST_POINT_BYTES = 160;
 /** Heap bytes of one accepted, not yet durable point (parsed point, its strings; estimate). */
 export const INFLIGHT_POINT_BYTES = 256;
 /** Budget bytes per query running at once. */
@@ -49,10 +40,7 @@ export interface MemoryShares {
   readonly heapBytes: number;
   readonly blockCacheBytes: number;
   readonly memstoreTotalBytes: number;
-  readonly seriesCacheEntries: number;
-  readonly indexMemoryBytes: number;
-  readonly uidCacheEntries: number;
-  readonly queryLastCacheSeries: number;
+  readonly catalogMemoryBytes: number;
   readonly maxInflightPoints: number;
   readonly queryMaxPoints: number;
   readonly maxBodyBytes: number;
@@ -67,15 +55,11 @@ export function memoryShares(budgetBytes: number, queryMaxConcurrent?: number): 
   const b = budgetBytes;
   const concurrent = Math.min(CONFIG_KEYS.queryMaxConcurrent.default, Math.max(1, Math.floor(b / QUERY_BYTES)));
   const queries = queryMaxConcurrent === undefined ? concurrent : queryMaxConcurrent > 0 ? queryMaxConcurrent : CONFIG_KEYS.queryMaxConcurrent.default;
-  const caches = b / 8;
   return {
     heapBytes: heapLimitBytes(b),
     blockCacheBytes: clampTo(CONFIG_KEYS.blockCacheBytes, b / 8),
     memstoreTotalBytes: clampTo(CONFIG_KEYS.memstoreTotalBytes, b / 8),
-    seriesCacheEntries: clampTo(CONFIG_KEYS.seriesCacheEntries, (caches * 3) / 8 / SERIES_ENTRY_BYTES),
-    indexMemoryBytes: clampTo(CONFIG_KEYS.indexMemoryBytes, caches / 8),
-    uidCacheEntries: clampTo(CONFIG_KEYS.uidCacheEntries, caches / 4 / UID_CACHES / UID_ENTRY_BYTES),
-    queryLastCacheSeries: clampTo(CONFIG_KEYS.queryLastCacheSeries, caches / 4 / LAST_POINT_BYTES),
+    catalogMemoryBytes: clampTo(CONFIG_KEYS.catalogMemoryBytes, b / 4),
     maxInflightPoints: clampTo(CONFIG_KEYS.maxInflightPoints, b / 16 / INFLIGHT_POINT_BYTES),
     queryMaxPoints: clampTo(CONFIG_KEYS.queryMaxPoints, b / 4 / queries / QUERY_POINT_BYTES),
     maxBodyBytes: clampTo(CONFIG_KEYS.maxBodyBytes, b / 64),
@@ -100,7 +84,7 @@ function clampTo(def: IntKey, v: number): number {
 
 /** The fields a budget sets, by the part of the settings they land in. */
 export const BUDGET_STORE_FIELDS = ['blockCacheBytes', 'memstoreTotalBytes'] as const;
-export const BUDGET_TSDB_FIELDS = ['seriesCacheEntries', 'indexMemoryBytes', 'uidCacheEntries', 'queryLastCacheSeries', 'maxInflightPoints', 'queryMaxPoints', 'maxBodyBytes', 'queryMaxConcurrent'] as const;
+export const BUDGET_TSDB_FIELDS = ['catalogMemoryBytes', 'maxInflightPoints', 'queryMaxPoints', 'maxBodyBytes', 'queryMaxConcurrent'] as const;
 
 /**
  * Fills every bound of `store` and `tsdb` that was not set on its own (absent) with its

@@ -33,9 +33,11 @@
  * entries, `forgetMetric` every entry of a metric (a batch too big to list). The next read
  * of such a series reads the store, which holds those writes by then. So this holds
  * while this process is the data table's only writer, and elsewhere once the change log
- * has been read (docs/SCALING.md states the bound). Bounded: at most `maxSeries` entries;
- * past that the oldest-inserted eighth is dropped.
+ * has been read (docs/SCALING.md states the bound). Bounded in bytes (`maxBytes`; an entry
+ * costs LAST_VALUE_BYTES beside its key, memory/catalog-memory.ts): past that the
+ * oldest-inserted entries are dropped, an eighth of the bound at a time (make-room.ts).
  */
+import { LAST_VALUE_BYTES } from '../memory/catalog-memory.js';
 import { makeRoom } from './make-room.js';
 
 /** A series' newest point (/api/query/last). */
@@ -72,7 +74,9 @@ export interface LastValueStats {
 export class LastValues {
   /** TSUID (latin1, as NewestHours keys it) → entry. */
   private readonly entries = new Map<string, Entry>();
-  private readonly maxSeries: number;
+  private readonly maxBytes: number;
+  /** Bytes of the entries by the estimate. */
+  private held = 0;
   /** TSUID bytes of the metric UID (the key's first chars). */
   private readonly metricWidth: number;
   /** Advanced by every drop; entries and reads carry the value they began at. */
@@ -85,13 +89,18 @@ export class LastValues {
   private hits = 0;
   private misses = 0;
 
-  constructor(maxSeries: number, metricWidth = 3) {
-    this.maxSeries = Math.max(1, maxSeries);
+  constructor(maxBytes: number, metricWidth = 3) {
+    this.maxBytes = Math.max(1, maxBytes);
     this.metricWidth = metricWidth;
   }
 
   get size(): number {
     return this.entries.size;
+  }
+
+  /** Bytes held, by the estimate. */
+  get bytes(): number {
+    return this.held;
   }
 
   stats(): LastValueStats {
@@ -156,7 +165,11 @@ export class LastValues {
   /** Another server wrote these series (TSUIDs as latin1): their entries go. */
   forget(keys: Iterable<string>): void {
     let any = false;
-    for (const k of keys) if (this.entries.delete(k)) any = true;
+    for (const k of keys) {
+      if (!this.entries.delete(k)) continue;
+      this.held -= entryBytes(k);
+      any = true;
+    }
     if (any) this.stamp++;
   }
 
@@ -168,6 +181,7 @@ export class LastValues {
   /** Forgets every entry; reads in progress finish nothing. */
   clear(): void {
     this.entries.clear();
+    this.held = 0;
     this.metricsForgotten.clear();
     this.cleared = ++this.stamp;
   }
@@ -178,11 +192,21 @@ export class LastValues {
     if (e === undefined || this.metricsForgotten.size === 0) return e;
     if ((this.metricsForgotten.get(key.slice(0, this.metricWidth)) ?? -1) <= e.born) return e;
     this.entries.delete(key);
+    this.held -= entryBytes(key);
     return undefined;
   }
 
   private insert(key: string): void {
-    if (makeRoom(this.entries, this.maxSeries)) this.stamp++;
+    const freed = makeRoom(this.entries, this.held + entryBytes(key), this.maxBytes, entryBytes);
+    if (freed > 0) {
+      this.held -= freed;
+      this.stamp++;
+    }
     this.entries.set(key, new Entry(this.stamp));
+    this.held += entryBytes(key);
   }
+}
+
+function entryBytes(key: string): number {
+  return LAST_VALUE_BYTES + key.length;
 }

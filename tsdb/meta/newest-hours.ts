@@ -21,32 +21,42 @@
  * pointing at an empty or missing row: the reader then `forget`s it (the hint stays as an
  * untrusted lower bound) and falls back to the scan for that series.
  *
- * Bounded: at most `maxSeries` series; past that the oldest-inserted eighth is dropped.
+ * Bounded in bytes (`maxBytes`; a hint costs NEWEST_HOUR_BYTES beside its key,
+ * memory/catalog-memory.ts): past that the oldest-inserted hints are dropped, an eighth
+ * of the bound at a time (make-room.ts).
  * A drop loses what writes reported, so trust is suspended (`beginRead` answers -1) until
  * a read begins with no write in flight: every write reported before the drop has then
  * landed where a scan sees it. A read that began before a drop trusts nothing it found.
  */
 import { latin1 } from '../../core/api/bytes.js';
+import { NEWEST_HOUR_BYTES } from '../memory/catalog-memory.js';
 import { makeRoom } from './make-room.js';
 
-/** Default bound on the number of series with a hint. */
-export const NEWEST_HOURS_MAX_SERIES = 1_000_000;
+/** Default bound of the hints' bytes. */
+export const NEWEST_HOURS_MAX_BYTES = 64 * 1024 * 1024;
 
 export class NewestHours {
   /** TSUID (latin1) → base hour (epoch s) × 2, + 1 when trusted. */
   private readonly hours = new Map<string, number>();
-  private readonly maxSeries: number;
+  private readonly maxBytes: number;
+  /** Bytes of the hints by the estimate. */
+  private held = 0;
   private readonly writesInFlight: () => boolean;
   private epoch = 0;
   private suspended = false;
 
-  constructor(writesInFlight: () => boolean, maxSeries = NEWEST_HOURS_MAX_SERIES) {
+  constructor(writesInFlight: () => boolean, maxBytes = NEWEST_HOURS_MAX_BYTES) {
     this.writesInFlight = writesInFlight;
-    this.maxSeries = Math.max(1, maxSeries);
+    this.maxBytes = Math.max(1, maxBytes);
   }
 
   get size(): number {
     return this.hours.size;
+  }
+
+  /** Bytes held, by the estimate. */
+  get bytes(): number {
+    return this.held;
   }
 
   /** The trusted newest base hour (epoch s) of the series, if any. */
@@ -106,12 +116,19 @@ export class NewestHours {
   }
 
   private insert(key: string, v: number): void {
-    if (makeRoom(this.hours, this.maxSeries)) {
+    const freed = makeRoom(this.hours, this.held + hintBytes(key), this.maxBytes, hintBytes);
+    if (freed > 0) {
+      this.held -= freed;
       this.epoch++;
       this.suspended = true;
     }
     this.hours.set(key, v);
+    this.held += hintBytes(key);
   }
+}
+
+function hintBytes(key: string): number {
+  return NEWEST_HOUR_BYTES + key.length;
 }
 
 /** The TSUID of a data row key (salt and base time left out), as NewestHours keys it. */

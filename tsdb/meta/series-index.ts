@@ -32,7 +32,7 @@ export interface SeriesIndexOptions {
    * be taken for known.
    */
   readonly keep?: boolean;
-  /** Most bytes of the in-memory copy (horae.index.memory_bytes). */
+  /** Most bytes of the in-memory copy (its share of horae.catalog.memory_bytes). */
   readonly memoryBytes?: number;
   /** A series neither written nor asked about for this long leaves the copy (horae.index.idle_ms). */
   readonly idleMs?: number;

@@ -58,6 +58,7 @@ export async function matchingSeries(tsdb: Tsdb, plan: SeriesPlan, limit: number
   const tsuids = await tsdb.index.matching(plan.metricUid, clauses, limit, signal, rows.seriesTest);
   // Safe to keep even if the catalog moved meanwhile: the plan's entry is then out of date.
   plan.matched = { limit, tsuids };
+  tsdb.seriesPlans.remeasure(plan);
   return tsuids;
 }
 

@@ -17,12 +17,14 @@
  * still takes its own id through the same check-and-puts, so the protocol is unchanged
  * for every other writer; ids of a block left unused by a lost race leak as before.
  *
- * Caches: both directions, bounded (TwoGenCache). Absent names are not cached, so a name
- * created by another process is found on the next lookup.
+ * Caches: both directions, bounded in bytes together (TwoGenCache, half each; an entry
+ * costs UID_ENTRY_BYTES beside its name, memory/catalog-memory.ts). Absent names are not cached,
+ * so a name created by another process is found on the next lookup.
  */
 import { compareBytes, fromUtf8, prefixEnd, utf8 } from '../../core/api/bytes.js';
 import type { Table } from '../../core/api/store.js';
 import { TsdbError } from '../errors.js';
+import { UID_ENTRY_BYTES } from '../memory/catalog-memory.js';
 import { TwoGenCache } from './two-gen-cache.js';
 import { UID_COUNTER_ROW, UID_FAMILY_ID, UID_FAMILY_NAME, UID_QUALIFIER } from './uid-kind.js';
 import type { UidKind } from './uid-kind.js';
@@ -51,15 +53,18 @@ export class UidTable {
   private raceLosses = 0;
   private readonly renamed: (() => void) | undefined;
 
-  /** `renamed`: told after every rename (the catalog then drops what it derived from names). */
-  constructor(table: Table, kind: UidKind, width: number, cacheEntries: number, renamed?: () => void) {
+  /**
+   * `cacheBytes`: both caches together; `renamed`: told after every rename (the catalog
+   * then drops what it derived from names).
+   */
+  constructor(table: Table, kind: UidKind, width: number, cacheBytes: number, renamed?: () => void) {
     this.table = table;
     this.renamed = renamed;
     this.kind = kind;
     this.width = width;
     this.qualifier = utf8(UID_QUALIFIER[kind]);
-    this.byName = new TwoGenCache(cacheEntries);
-    this.byId = new TwoGenCache(cacheEntries);
+    this.byName = new TwoGenCache(cacheBytes / 2, (name) => UID_ENTRY_BYTES + name.length);
+    this.byId = new TwoGenCache(cacheBytes / 2, (_id, name) => UID_ENTRY_BYTES + name.length);
   }
 
   /** Largest id this width can hold. */
@@ -264,6 +269,15 @@ export class UidTable {
   dropCaches(): void {
     this.byName.clear();
     this.byId.clear();
+  }
+
+  /** Bytes of both caches (by the estimate above) and their entries. */
+  cacheBytes(): number {
+    return this.byName.bytes + this.byId.bytes;
+  }
+
+  cacheEntries(): number {
+    return this.byName.size + this.byId.size;
   }
 
   stats(): UidTableStats {

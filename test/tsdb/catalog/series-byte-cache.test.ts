@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Random } from '../../../core/util/random.js';
 import { SeriesByteCache, rangeEqual } from '../../../tsdb/catalog/series-byte-cache.js';
+import { BYTE_SLOT_BYTES } from '../../../tsdb/memory/catalog-memory.js';
 
 const seed = Number(process.env.TEST_SEED ?? 12);
 const viewOf = (b: Uint8Array): DataView => new DataView(b.buffer, b.byteOffset, b.byteLength);
@@ -36,7 +37,7 @@ describe('series byte cache: lookups', () => {
     const r = new Random(seed + 1);
     const metrics = ['cpu.user', 'cpu.sys', 'cpu.usr', 'mem', 'cpu.user.x'];
     const tagSets = ['host=a dc=x', 'host=b dc=x', 'host=a dc=y', 'host=a dc=x rack=1', 'host=aa dc=x'];
-    const cache = new SeriesByteCache<string>(1000);
+    const cache = new SeriesByteCache<string>(1000 * (BYTE_SLOT_BYTES + 32)); // room for every key: nothing evicted
     const known = new Set<string>();
     // A client's order, repeated, and changed now and then: runs of one tag set with
     // several metrics, a series twice in a row (points at two timestamps), same-length
@@ -82,5 +83,26 @@ describe('series byte cache: lookups', () => {
       }
     }
     expect(hinted).toBeGreaterThan(1000);
+  });
+});
+
+describe('series byte cache: its bound', () => {
+  it('stays within its bytes and drops only what was not hit since the last rotation', () => {
+    const bound = 64 * (BYTE_SLOT_BYTES + 16);
+    const cache = new SeriesByteCache<number>(bound);
+    const line = (i: number): [Buffer, number, number, number, number] => {
+      const b = Buffer.from(`m h=${String(i).padStart(10, '0')}`);
+      return [b, 0, 1, 2, b.length];
+    };
+    for (let i = 0; i < 8; i++) cache.set(...line(i), i); // hot: hit after every insert below
+    let least = Infinity;
+    for (let i = 8; i < 5000; i++) {
+      cache.set(...line(i), i);
+      for (let h = 0; h < 8; h++) expect(cache.get(...line(h))).toBe(h);
+      expect(cache.bytes).toBeLessThanOrEqual(bound + 2 * (BYTE_SLOT_BYTES + 16));
+      if (i > 200) least = Math.min(least, cache.size);
+    }
+    // Never emptied: at least the hot keys and half the bound's worth stay at every step.
+    expect(least).toBeGreaterThanOrEqual(32);
   });
 });

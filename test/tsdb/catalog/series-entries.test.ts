@@ -7,6 +7,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { RowMutation } from '../../../core/api/store.js';
 import { SeriesEntries } from '../../../tsdb/catalog/series-entries.js';
+import { SERIES_ENTRY_BYTES } from '../../../tsdb/memory/catalog-memory.js';
 import { KnownSeriesPoints } from '../../../tsdb/write/put-entry.js';
 import { newSeriesEntry } from '../../../tsdb/write/write-group.js';
 import type { SeriesEntry } from '../../../tsdb/write/write-group.js';
@@ -20,7 +21,8 @@ const key = (s: string): [Buffer, number, number, number, number] => {
 
 describe('SeriesEntries', () => {
   it('keeps one live entry per series and drops the ones unused for a generation', () => {
-    const t = new SeriesEntries<SeriesEntry>(4); // generations of 2
+    // Entries of a 1-byte template and TSUID: the young generation holds a quarter of the bound, 2 entries.
+    const t = new SeriesEntries<SeriesEntry>(8 * (SERIES_ENTRY_BYTES + 2));
     const a = t.intern(entry(1));
     expect(t.intern(entry(1))).toBe(a); // a second entry of the series: the live one
     const b = t.intern(entry(2)); // young {a, b} full: it ages

@@ -21,8 +21,8 @@ afterAll(async () => {
   }
 });
 
-async function server(uidCacheEntries?: number): Promise<FastifyInstance> {
-  const { tsdb } = await openFixture({ saltBuckets: 4, ...(uidCacheEntries === undefined ? {} : { uidCacheEntries }) }, (T0 + 3 * 3600) * 1000);
+async function server(catalogMemoryBytes?: number): Promise<FastifyInstance> {
+  const { tsdb } = await openFixture({ saltBuckets: 4, ...(catalogMemoryBytes === undefined ? {} : { catalogMemoryBytes }) }, (T0 + 3 * 3600) * 1000);
   const app = await buildServer({ tsdb });
   open.push({ app, tsdb });
   return app;
@@ -73,7 +73,7 @@ describe('series names kept per TSUID', () => {
   });
 
   it('stay right while the UID caches evict names', async () => {
-    const app = await server(16);
+    const app = await server(16 * 1024);
     const hosts = Array.from({ length: 40 }, (_, i) => `h${String(i).padStart(2, '0')}`);
     await putOk(app, hosts.map((host) => ({ metric: 'cpu', timestamp: T0, value: 1, tags: { host } })));
     const want = hosts.map((host) => ({ tags: { host }, aggregateTags: [] }));
@@ -85,7 +85,7 @@ describe('series names kept per TSUID', () => {
 
 describe('TwoGenCache', () => {
   it('delete removes a key from both generations', () => {
-    const c = new TwoGenCache<string, string>(4);
+    const c = new TwoGenCache<string, string>(4, () => 1);
     c.set('a', '1');
     c.set('b', '2');
     c.set('c', '3'); // young was full: {a, b} aged

@@ -86,7 +86,7 @@ describe('config file keys', () => {
       'horae.uid.width.metric': '3', 'horae.uid.width.tagk': '3', 'horae.uid.width.tagv': '3', 'horae.salt.width': '1',
       'horae.salt.buckets': '20', 'horae.auto_create.metrics': 'true', 'horae.auto_create.tagks': 'true',
       'horae.auto_create.tagvs': 'true', 'horae.max_tags': '8', 'horae.allow_specialchars': '!',
-      'horae.uid.cache_entries': '1000', 'horae.write.series_cache_entries': '1000', 'horae.write.durability': 'buffered',
+      'horae.catalog.memory_bytes': '1048576', 'horae.write.durability': 'buffered',
       'horae.write.max_inflight_points': '5000', 'horae.http.max_body_bytes': '4096', 'horae.hour_compaction.enable': 'true',
       'horae.hour_compaction.grace_ms': '1', 'horae.hour_compaction.idle_ms': '2', 'horae.hour_compaction.interval_ms': '100',
       'horae.retention': '30d', 'horae.retention.metrics': 'sys.cpu.*=7d, audit=forever',
@@ -98,10 +98,10 @@ describe('config file keys', () => {
       'horae.network.max_connections': '100', 'horae.query.timeout_ms': '30000',
       'horae.query.max_concurrent': '4', 'horae.query.queue_ms': '100',
       'horae.query.decode_threads': '1', 'horae.query.parallel_min_rows': '500', 'horae.query.exact_max_rows': '64',
-      'horae.query.last_cache_series': '1000', 'horae.ingest.put_worker_scan': 'true',
+      'horae.query.last_cache': 'true', 'horae.ingest.put_worker_scan': 'true',
       'horae.ingest.group_window_ms': '40', 'horae.memory.budget_bytes': String(256 * 1024 * 1024),
       'horae.limits.new_series_per_hour': '100', 'horae.limits.new_series_per_day': '1000', 'horae.limits.series_per_metric': '50',
-      'horae.index.memory_bytes': '1048576', 'horae.index.idle_ms': '600000',
+      'horae.index.idle_ms': '600000',
     };
     // horae.port, .bind, .data_dir and horae.storage.* set the server settings and the store's options.
     const tsdbKeys = Object.values(CONFIG_KEYS).filter((d) => d.part !== 'server' && d.part !== 'store').map((d) => d.key);
@@ -111,7 +111,20 @@ describe('config file keys', () => {
     expect(c.tsdb.durability).toBe('buffered');
     expect(c.tsdb.compactIdleMs).toBe(2);
     expect(c.tsdb.ingestGroupWindowMs).toBe(40);
-    expect([c.tsdb.indexMemoryBytes, c.tsdb.indexIdleMs]).toEqual([1048576, 600000]);
+    expect([c.tsdb.catalogMemoryBytes, c.tsdb.indexIdleMs]).toEqual([1048576, 600000]);
+  });
+
+  it('converts the deprecated entry-count keys to catalog bytes, with a warning; the new key wins', () => {
+    const old = parseConfigText('horae.write.series_cache_entries = 1000\nhorae.uid.cache_entries = 10\nhorae.query.last_cache_series = 0\n', 'o.conf');
+    // 1000 series × 800 B over the series entries' 3/8 share; the UID count gives less, so the largest wins.
+    expect(old.tsdb.catalogMemoryBytes).toBe(Math.ceil((1000 * 800) / (3 / 8)));
+    expect(old.tsdb.queryLastCache).toBe(false);
+    expect(old.warnings).toHaveLength(3);
+    expect(old.warnings[0]).toMatch(/o\.conf:1: horae\.write\.series_cache_entries is deprecated/);
+    const both = parseConfigText('horae.index.memory_bytes = 1048576\nhorae.catalog.memory_bytes = 65536\n', 'b.conf');
+    expect(both.tsdb.catalogMemoryBytes).toBe(65536);
+    expect(parseConfigText('horae.index.memory_bytes = 1048576\n', 'i.conf').tsdb.catalogMemoryBytes).toBe(8 * 1048576);
+    expect(() => parseConfigText('horae.uid.cache_entries = lots\n', 'x.conf')).toThrow(/x\.conf:1: horae\.uid\.cache_entries: expected an integer/);
   });
 
   it('keeps the old names of the two compactions as aliases', () => {

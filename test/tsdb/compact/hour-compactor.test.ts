@@ -275,3 +275,35 @@ describe('HourCompactor', () => {
     expect(got.map((p) => [p.ts / 1000 - T0, p.value])).toEqual([[0, 5], [10, 2]]);
   });
 });
+
+describe('HourCompactor past a full dirty set', () => {
+  it('compacts the rows it had no room for by their (metric, hour) ranges, never scanning the whole table', async () => {
+    // The smallest catalog budget: a dirty set of a few rows for 3 metrics × 60 hosts × 2 hours.
+    const { tsdb, clock } = await openFixture({ saltBuckets: 4, catalogMemoryBytes: 16 * 1024 }, (T0 + 100) * 1000);
+    const scans: Array<{ start?: Uint8Array; end?: Uint8Array } | undefined> = [];
+    const scan = tsdb.data.scan.bind(tsdb.data);
+    tsdb.data.scan = (spec) => {
+      scans.push(spec);
+      return scan(spec);
+    };
+    for (const hour of [0, 1]) {
+      clock.now = (T0 + hour * 3600 + 100) * 1000;
+      const pts: IncomingPoint[] = [];
+      for (const m of ['a', 'b', 'c']) for (let h = 0; h < 60; h++) for (let t = 0; t < 3; t++) pts.push(pt(m, T0 + hour * 3600 + t * 60, h + t, { host: `h${h}` }));
+      await tsdb.ingest.write(pts);
+    }
+    const s = tsdb.compactor.stats();
+    expect(s.dirtyOverflows).toBeGreaterThan(300);
+    expect(s.dirtyBytes).toBeLessThanOrEqual(tsdb.catalog.memory.share('dirtyRows'));
+    expect(s.overflowPairs).toBe(6);
+    clock.now = T0 * 1000 + 2 * HOUR_MS + tsdb.config.compactGraceMs + tsdb.config.compactIdleMs;
+    await tsdb.compactor.runOnce();
+    expect(scans.length).toBeGreaterThan(0);
+    for (const spec of scans) expect(spec?.start !== undefined && spec.end !== undefined, 'a key-range scan').toBe(true);
+    expect(tsdb.compactor.stats()).toMatchObject({ overflowPairs: 0, rangesCompacted: 6, pendingRows: 0 });
+    const rows = [...(await cellsPerRow(tsdb)).values()];
+    expect(rows).toHaveLength(360);
+    expect(rows.every((cells) => cells.length === 1 && cells[0] === '0c…')).toBe(true);
+    await tsdb.close();
+  });
+});

@@ -15,9 +15,7 @@ describe('memory budget', () => {
     expect(heapLimitMb(256 * MiB)).toBe(192);
     expect(s.blockCacheBytes).toBe(32 * MiB);
     expect(s.memstoreTotalBytes).toBe(32 * MiB);
-    expect(s.seriesCacheEntries).toBe(24576); // 3/8 of 32 MiB / 512 B
-    expect(s.indexMemoryBytes).toBe(4 * MiB);
-    expect(s.uidCacheEntries).toBe(Math.floor((8 * MiB) / 6 / 128));
+    expect(s.catalogMemoryBytes).toBe(64 * MiB); // a quarter: every per-series structure together
     expect(s.maxInflightPoints).toBe(65536); // 16 MiB / 256 B
     expect(s.maxBodyBytes).toBe(4 * MiB);
     // A quarter of the budget for the points of the queries that may run at once.
@@ -29,7 +27,7 @@ describe('memory budget', () => {
 
   it('never raises a bound past its default, nor below its minimum', () => {
     const big = memoryShares(1024 * 1024 * MiB);
-    expect(big.seriesCacheEntries).toBe(CONFIG_KEYS.seriesCacheEntries.default);
+    expect(big.catalogMemoryBytes).toBe(CONFIG_KEYS.catalogMemoryBytes.default);
     expect(big.blockCacheBytes).toBe(CONFIG_KEYS.blockCacheBytes.default);
     expect(big.queryMaxPoints).toBe(CONFIG_KEYS.queryMaxPoints.default);
     expect(big.maxBodyBytes).toBe(CONFIG_KEYS.maxBodyBytes.default);
@@ -40,10 +38,10 @@ describe('memory budget', () => {
 
   it('fills only the bounds that were not set on their own', () => {
     const store: { blockCacheBytes?: number; memstoreTotalBytes?: number } = { blockCacheBytes: 5 * MiB };
-    const tsdb: { seriesCacheEntries?: number; uidCacheEntries?: number } = { uidCacheEntries: 77 };
+    const tsdb: { catalogMemoryBytes?: number; maxBodyBytes?: number } = { maxBodyBytes: 77 * 1024 };
     applyMemoryBudget(256 * MiB, store, tsdb);
     expect(store).toEqual({ blockCacheBytes: 5 * MiB, memstoreTotalBytes: 32 * MiB });
-    expect(tsdb).toMatchObject({ uidCacheEntries: 77, seriesCacheEntries: 24576, maxInflightPoints: 65536 });
+    expect(tsdb).toMatchObject({ maxBodyBytes: 77 * 1024, catalogMemoryBytes: 64 * MiB, maxInflightPoints: 65536 });
   });
 
   it('defaults to half the machine, at least the minimum', () => {

@@ -20,7 +20,7 @@ const ROUNDS = 72;
 describe('series churn', () => {
   it('keeps the index copy flat while dead series stay on disk', async () => {
     const T0 = Date.UTC(2026, 0, 1);
-    const { tsdb, clock } = await openFixture({ indexIdleMs: 2 * HOUR, saltBuckets: 4, seriesCacheEntries: 64 }, T0);
+    const { tsdb, clock } = await openFixture({ indexIdleMs: 2 * HOUR, saltBuckets: 4, catalogMemoryBytes: 512 * 1024 }, T0);
     try {
       let first = 0;
       const bytes: number[] = [];

@@ -5,6 +5,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { latin1 } from '../../../core/api/bytes.js';
+import { LAST_VALUE_BYTES } from '../../../tsdb/memory/catalog-memory.js';
 import { LastValues } from '../../../tsdb/meta/last-values.js';
 import { lastPoints } from '../../../tsdb/query/last-point.js';
 import { openFixture, pt } from '../helpers/tsdb-fixture.js';
@@ -12,9 +13,13 @@ import { openFixture, pt } from '../helpers/tsdb-fixture.js';
 const H = 3600;
 const ms = (hour: number, s = 0): number => (hour * H + s) * 1000;
 
+
+/** Bytes of one entry with a two-character key (meta/last-values.ts). */
+const ENTRY = LAST_VALUE_BYTES + 2;
+
 describe('LastValues', () => {
   it('drops what other servers wrote (by series, by metric); a read that began before finishes nothing', () => {
-    const c = new LastValues(100, 3);
+    const c = new LastValues(ENTRY * 100, 3);
     const p = { ts: ms(10, 5), value: 1, isInt: false };
     c.finish('m01a', p, 10 * H, c.begin(['m01a', 'm01b', 'm02a']));
     c.finish('m01b', p, 10 * H, 0);
@@ -42,7 +47,7 @@ describe('LastValues', () => {
   });
 
   it('answers only what a finished read left, up to the hour it read', () => {
-    const c = new LastValues(100);
+    const c = new LastValues(ENTRY * 100);
     expect(c.get('a', 10 * H)).toBeUndefined();
     c.written('a', ms(10, 5), 1, false); // no entry: a write alone makes none
     expect(c.get('a', 10 * H)).toBeUndefined();
@@ -56,7 +61,7 @@ describe('LastValues', () => {
   });
 
   it('keeps the newest of the read and the writes reported since the entry was made', () => {
-    const c = new LastValues(100);
+    const c = new LastValues(ENTRY * 100);
     const token = c.begin(['a', 'b']);
     c.written('a', ms(10, 20), 7, true); // acknowledged while the read ran
     c.written('b', ms(10, 1), 8, true);
@@ -70,7 +75,7 @@ describe('LastValues', () => {
   });
 
   it('at an equal timestamp keeps the value written during the read', () => {
-    const c = new LastValues(100);
+    const c = new LastValues(ENTRY * 100);
     const token = c.begin(['a']);
     c.written('a', ms(10, 10), 9, false);
     c.finish('a', { ts: ms(10, 10), value: 1, isInt: false }, 10 * H, token); // read the value before
@@ -78,7 +83,7 @@ describe('LastValues', () => {
   });
 
   it('says "no point" for a series read empty, and a future point sends reads to the store', () => {
-    const c = new LastValues(100);
+    const c = new LastValues(ENTRY * 100);
     c.finish('a', undefined, 10 * H, c.begin(['a']));
     expect(c.get('a', 10 * H)).toBeNull();
     c.written('a', ms(12, 1), 3, false); // two hours ahead
@@ -89,7 +94,7 @@ describe('LastValues', () => {
   });
 
   it('a read that began before a clear or an eviction finishes nothing', () => {
-    const c = new LastValues(100);
+    const c = new LastValues(ENTRY * 100);
     const before = c.begin(['a']);
     c.clear();
     const after = c.begin(['a']); // a newer read: its entry missed nothing
@@ -98,7 +103,7 @@ describe('LastValues', () => {
     c.finish('a', { ts: ms(10, 2), value: 2, isInt: false }, 10 * H, after);
     expect(c.get('a', 10 * H)).toEqual({ ts: ms(10, 2), value: 2, isInt: false });
 
-    const small = new LastValues(8);
+    const small = new LastValues(ENTRY * 8);
     const t0 = small.begin(['x']);
     for (let i = 0; i < 8; i++) small.begin([`s${i}`]); // past the bound: the oldest eighth goes ('x')
     expect(small.size).toBeLessThanOrEqual(8);
@@ -151,8 +156,8 @@ describe('the last-value cache in a Tsdb', () => {
     await tsdb.close();
   });
 
-  it('is off with horae.query.last_cache_series 0', async () => {
-    const { tsdb } = await openFixture({ queryLastCacheSeries: 0 });
+  it('is off with horae.query.last_cache false', async () => {
+    const { tsdb } = await openFixture({ queryLastCache: false });
     expect(tsdb.lastValues).toBeUndefined();
     await tsdb.close();
   });

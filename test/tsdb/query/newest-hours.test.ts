@@ -8,6 +8,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import { seededRandom } from '../../helpers/model.js';
+import { NEWEST_HOUR_BYTES } from '../../../tsdb/memory/catalog-memory.js';
 import { NewestHours, tsuidKeyOfRowKey } from '../../../tsdb/meta/newest-hours.js';
 import { lastPoint, lastPoints, seriesKeyOfTsuid } from '../../../tsdb/query/last-point.js';
 import { patchBaseTime } from '../../../tsdb/schema/row-key.js';
@@ -41,7 +42,7 @@ describe('NewestHours', () => {
 
   it('after dropping hints, trusts nothing until a read begins with no write in flight', () => {
     let inFlight = true;
-    const h = new NewestHours(() => inFlight, 8);
+    const h = new NewestHours(() => inFlight, 8 * (NEWEST_HOUR_BYTES + 2));
     const before = h.beginRead();
     for (let i = 0; i < 9; i++) h.written(`s${i}`, 3600);
     expect(h.size).toBeLessThanOrEqual(8);
@@ -66,10 +67,10 @@ describe('NewestHours', () => {
 
 describe('lastPoints with newest-hour hints', () => {
   // Also with the last-value cache (meta/last-values.ts) off, and so small that it evicts.
-  it.each([[0], [5], [1_000_000]])('answers as the per-series scan does under random writes, backfills, future rows, compaction and deletes (last-value cache of %i series)', async (cacheSeries) => {
+  it.each([[0], [5], [1_000_000]])('answers as the per-series scan does under random writes, backfills, future rows, compaction and deletes (last-value cache of %i series; 5: the smallest catalog budget)', async (cacheSeries) => {
     for (const seed of [1, 2, 3]) {
       const r = seededRandom(seed);
-      const config = { saltBuckets: 4, queryLastCacheSeries: cacheSeries };
+      const config = { saltBuckets: 4, queryLastCache: cacheSeries > 0, ...(cacheSeries === 5 ? { catalogMemoryBytes: 16 * 1024 } : {}) };
       const fixture = await openFixture(config, (T0 + 30 * 3600 + 1800) * 1000);
       const { clock } = fixture;
       let tsdb = fixture.tsdb;
@@ -138,7 +139,7 @@ describe('lastPoints with newest-hour hints', () => {
   });
 
   it('reads trusted series with one get and no scan', async () => {
-    const { tsdb, clock } = await openFixture({ saltBuckets: 4, queryLastCacheSeries: 0 }, (T0 + 10 * 3600) * 1000);
+    const { tsdb, clock } = await openFixture({ saltBuckets: 4, queryLastCache: false }, (T0 + 10 * 3600) * 1000);
     const points = [];
     for (let h = 0; h < 20; h++) for (let t = 0; t < 10 * 3600; t += 300) points.push(pt('m', T0 + t, h + t / 1000, { host: `h${h}` }));
     await tsdb.ingest.write(points);
