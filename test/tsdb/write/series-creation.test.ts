@@ -48,11 +48,11 @@ describe('batched series creation', () => {
   });
 
   it('counts a series once as created: known series dropped from the in-memory entries, or written after a restart, count as readmitted', async () => {
-    // 16 entries at most: 100 series written three times over cycle through the entries
+    // The smallest catalog budget (a few entries): 100 series written three times over cycle through the entries
     // (every later write of a series finds it dropped), as 1 M series do with a 1 M cache.
     const now = (): number => (T0 + 3600) * 1000;
     const store = await openMemoryStore({ clock: now });
-    const tsdb = await Tsdb.open(store, { config: { seriesCacheEntries: 16 }, now, background: false });
+    const tsdb = await Tsdb.open(store, { config: { catalogMemoryBytes: 16 * 1024 }, now, background: false });
     for (let round = 0; round < 3; round++) {
       for (let i = 0; i < 100; i += 10) {
         const batch = Array.from({ length: 10 }, (_, j) => pt('m', T0 + round, i + j, { host: `h${i + j}` }));
