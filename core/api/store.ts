@@ -300,6 +300,11 @@ export interface WriteOptions {
    * 'sync' (default): resolves once the write is on stable storage (survives power loss).
    * 'buffered': resolves once the write is applied and in the OS or a bounded write buffer;
    * it becomes durable within the backend's documented window (see capabilities).
+   * Order, on every backend: once a 'sync' write resolved, every write that resolved
+   * before it was made is durable too (embedded: one log, written in order, a new log
+   * segment only after the previous one is synced; Bigtable: every write is durable when
+   * it resolves). A chain of buffered writes ended by one 'sync' write is therefore
+   * durable whole once that write resolves: one fsync instead of one per write.
    */
   readonly durability?: Durability;
   readonly signal?: AbortSignal;

@@ -170,8 +170,13 @@ export class WalManager {
     const { versions, background, opts } = this.deps;
     this.rolling = (async () => {
       try {
-        const old = this.switchTo(await this.openSegment(number));
-        await old.close();
+        const next = await this.openSegment(number);
+        const old = this.switchTo(next);
+        // The new segment writes nothing before the old one is durable whole, so the log
+        // stays a prefix of what was appended (wal-writer.ts invariant 4).
+        const closed = old.close();
+        next.follow(closed);
+        await closed;
         if (this.segments.length > opts.maxWalFiles) this.deps.flushOldest();
         await versions.saveManifest();
         await this.deleteObsolete();

@@ -17,7 +17,12 @@
  *  3. A sync=true append resolves only after an fsync that covers its bytes; a sync=false
  *     append resolves once its bytes were handed to the OS, and a timer forces an fsync
  *     within `bufferedWindowMs` of it.
- *  4. Errors are sticky: after a failed write or fsync nothing is acknowledged again (an
+ *  4. A writer made to follow another (`follow`: the next segment of a log) writes
+ *     nothing until the other is durable whole: bytes of a later segment never reach the
+ *     disk before the earlier segment's, so after a power loss the log is a prefix of what
+ *     was appended (a write that went out as `buffered` cannot be lost while a later one,
+ *     of any durability, survives).
+ *  5. Errors are sticky: after a failed write or fsync nothing is acknowledged again (an
  *     fsync failure may have dropped dirty pages; retrying it could falsely succeed, the
  *     PostgreSQL "fsyncgate" lesson). That round's and every later append/sync/close
  *     reject with the same StoreError (STORE_NO_SPACE for ENOSPC/EDQUOT, else STORE_IO),
@@ -102,6 +107,8 @@ export class WalWriter {
   private timer: ReturnType<typeof setTimeout> | undefined;
   private err: StoreError | undefined;
   private closing: Promise<void> | undefined;
+  /** Resolves when the segment this one follows is durable whole (invariant 4); rounds wait for it. */
+  private gate: Promise<void> | undefined;
 
   private constructor(path: string, file: WritableFile, logNumber: number, windowMs: number) {
     this.path = path;
@@ -175,6 +182,18 @@ export class WalWriter {
     }
     if (this.timer === undefined) this.armTimer();
     return (r.written ??= deferred()).promise;
+  }
+
+  /**
+   * Holds this writer's rounds until `earlier` resolves (the previous segment synced and
+   * closed: invariant 4); if it rejects, this writer fails with that error.
+   */
+  follow(earlier: Promise<void>): void {
+    const gate = earlier.then(() => {
+      if (this.gate === gate) this.gate = undefined;
+    });
+    gate.catch(() => undefined);
+    this.gate = gate;
   }
 
   /**
@@ -268,6 +287,11 @@ export class WalWriter {
     let r: Round | undefined;
     let op = 'write';
     try {
+      if (this.gate !== undefined) {
+        op = 'write (the previous log segment did not close)';
+        await this.gate;
+        op = 'write';
+      }
       while (this.err === undefined && (this.len > 0 || this.pending.needSync)) {
         r = this.pending;
         this.pending = new Round();

@@ -261,15 +261,19 @@ describe('embedded engine under I/O errors', () => {
     expect(logs.length, 'the store started a new log').toBe(2);
     for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
     const newAppend = hold('append', logs[1]!);
-    // B (buffered) goes to the new log; its write is held until A has failed.
+    // B (buffered) goes to the new log, which writes nothing before the old one is durable
+    // whole (wal-writer.ts invariant 4): B's bytes wait for A's log.
     const b = t.mutate([{ key: utf8('b'), mutations: [{ type: 'put', family: 'f', qualifier: utf8('q'), value: utf8('2') }] }], { durability: 'buffered' })
       .then(() => 'ok', (e: unknown) => e);
-    await newAppend.reached;
+    let appended = false;
+    void newAppend.reached.then(() => (appended = true));
+    for (let i = 0; i < 10; i++) await new Promise((r) => setImmediate(r));
+    expect(appended, 'the new log wrote before the old one was synced').toBe(false);
     oldSync.fail();
     const errA = await a;
     expect(isStoreError(errA, 'STORE_IO'), String(errA)).toBe(true);
     newAppend.open();
-    // B's log acknowledged it, but the read point can never pass A: B must settle, not hang.
+    // The old log failed, so the new one fails too: B must settle with the failure, not hang.
     const settled = await Promise.race([b, new Promise((r) => setTimeout(() => r('still waiting'), 2000))]);
     expect(isStoreError(settled, 'STORE_IO'), String(settled)).toBe(true);
     await store.close().catch(() => undefined);

@@ -8,7 +8,7 @@
  * VictoriaMetrics' indexdb).
  */
 import { compareBytes, latin1, prefixEnd } from '../../core/api/bytes.js';
-import type { RowMutation, Table, TableSpec } from '../../core/api/store.js';
+import type { Durability, RowMutation, Table, TableSpec } from '../../core/api/store.js';
 import type { SchemaWidths } from '../schema/widths.js';
 
 export const POSTINGS_TABLE = 'tsdb-postings';
@@ -121,10 +121,13 @@ export class Postings {
     this.w = widths;
   }
 
-  /** Writes the posting and value rows of the series, synced. */
-  async write(tsuids: readonly Uint8Array[]): Promise<void> {
+  /**
+   * Writes the posting and value rows of the series, synced unless `durability` says
+   * 'buffered' (the caller's next write is synced, and makes them durable with it).
+   */
+  async write(tsuids: readonly Uint8Array[], durability: Durability = 'sync'): Promise<void> {
     const rows = postingRows(this.w, tsuids);
-    if (rows.length > 0) await this.table.mutate(rows, { durability: 'sync' });
+    if (rows.length > 0) await this.table.mutate(rows, { durability });
   }
 
   /** Removes the postings of these series; with `tsuids` undefined, every row of the metric. */

@@ -145,12 +145,13 @@ export class SeriesIndex {
 
   /**
    * Records series (TSUIDs) as seen at `nowMs`; idempotent. Their postings first, then
-   * their index rows (a series in the index has its postings), each synced: durable
-   * before it resolves.
+   * their index rows (a series in the index has its postings): the postings buffered, the
+   * index rows synced, which makes both durable before it resolves (the store keeps
+   * writes durable in order: core/api/store.ts WriteOptions).
    */
   async record(tsuids: readonly Uint8Array[], nowMs: number): Promise<void> {
     if (tsuids.length === 0) return;
-    await this.postings.write(tsuids);
+    await this.postings.write(tsuids, 'buffered');
     const value = new Uint8Array(8);
     new DataView(value.buffer).setBigUint64(0, BigInt(Math.max(0, Math.floor(nowMs))));
     const rows: RowMutation[] = tsuids.map((key) => ({ key, mutations: [{ type: 'put', family: META_FAMILY, qualifier: META_CREATED, value }] }));

@@ -12,17 +12,24 @@
  * Inside one process, concurrent requests for one new name share one pending promise.
  * Names assigned together (resolveMany: the new names of a batch of series) reserve a
  * block of ids with one increment by their count, then make their reverse and forward
- * check-and-puts all at once (the store's group commit syncs them together): three synced
- * rounds for the batch instead of three synced writes in sequence per name. Each name
- * still takes its own id through the same check-and-puts, so the protocol is unchanged
- * for every other writer; ids of a block left unused by a lost race leak as before.
+ * check-and-puts all at once. Each name still takes its own id through the same
+ * check-and-puts, so the protocol is unchanged for every other writer; ids of a block
+ * left unused by a lost race leak as before.
+ *
+ * Durability: the increment is synced (a counter behind an id in use would make every
+ * later claim of that id fail); the reverse check-and-puts are buffered and the forward
+ * ones synced, which makes both durable (the store keeps writes durable in order:
+ * core/api/store.ts WriteOptions). So a block costs two synced rounds, one per name
+ * costs two. resolveMany's caller may take the forward ones buffered too when it ends
+ * the chain with a synced write of its own (series creation: the series index write),
+ * and getOrCreateId, the name's acknowledgement to a client, ends with a synced write.
  *
  * Caches: both directions, bounded in bytes together (TwoGenCache, half each; an entry
  * costs UID_ENTRY_BYTES beside its name, memory/catalog-memory.ts). Absent names are not cached,
  * so a name created by another process is found on the next lookup.
  */
 import { compareBytes, fromUtf8, prefixEnd, utf8 } from '../../core/api/bytes.js';
-import type { Table } from '../../core/api/store.js';
+import type { Durability, Table } from '../../core/api/store.js';
 import { TsdbError } from '../errors.js';
 import { UID_ENTRY_BYTES } from '../memory/catalog-memory.js';
 import { TwoGenCache } from './two-gen-cache.js';
@@ -31,6 +38,19 @@ import type { UidKind } from './uid-kind.js';
 
 const MAX_ASSIGN_ATTEMPTS = 3;
 const SYNC = { durability: 'sync' } as const;
+const BUFFERED = { durability: 'buffered' } as const;
+
+export interface ResolveOptions {
+  /** Assign ids to names that have none. */
+  readonly create: boolean;
+  /**
+   * Durability of the forward mappings written (default 'sync'); 'buffered' only when the
+   * caller's next write is synced (it then makes them durable).
+   */
+  readonly durability?: Durability;
+  /** Filled with the names this call assigned (no series can carry their ids yet). */
+  readonly assigned?: Set<string>;
+}
 
 export interface UidTableStats {
   readonly cacheHits: number;
@@ -47,6 +67,8 @@ export class UidTable {
   private readonly byName: TwoGenCache<string, Uint8Array>;
   private readonly byId: TwoGenCache<string, string>;
   private readonly pending = new Map<string, Promise<Uint8Array>>();
+  /** Names assigned with a buffered forward mapping whose caller has not said it synced (synced()). */
+  private readonly unsynced = new Set<string>();
   private hits = 0;
   private misses = 0;
   private assigned = 0;
@@ -101,16 +123,29 @@ export class UidTable {
     return id;
   }
 
-  /** The id of `name`, assigning a new one when it has none. */
+  /**
+   * The id of `name`, assigning a new one when it has none; durable when it resolves (a
+   * name assigned by a batch of series may not be yet: a synced write then follows).
+   */
   async getOrCreateId(name: string): Promise<Uint8Array> {
     const id = await this.getId(name);
-    if (id !== undefined) return id;
+    if (id !== undefined) {
+      if (this.unsynced.has(name)) await this.syncBarrier();
+      return id;
+    }
     let p = this.pending.get(name);
     if (p === undefined) {
       p = this.assign(name).finally(() => this.pending.delete(name));
       this.pending.set(name, p);
     }
-    return p;
+    const out = await p;
+    if (this.unsynced.has(name)) await this.syncBarrier();
+    return out;
+  }
+
+  /** The names assigned with buffered forward mappings are durable now (the caller's synced write resolved). */
+  synced(names: Iterable<string>): void {
+    for (const n of names) this.unsynced.delete(n);
   }
 
   /**
@@ -118,7 +153,9 @@ export class UidTable {
    * `create` — assigned together (see the file header); a name's TsdbError (no such name,
    * ids exhausted, a corrupt row) in its place. Store failures reject.
    */
-  async resolveMany(names: readonly string[], create: boolean): Promise<Map<string, Uint8Array | TsdbError>> {
+  async resolveMany(names: readonly string[], opts: ResolveOptions): Promise<Map<string, Uint8Array | TsdbError>> {
+    const { create } = opts;
+    const durability = opts.durability ?? 'sync';
     const out = new Map<string, Uint8Array | TsdbError>();
     const waits: Array<Promise<void>> = [];
     const read: string[] = [];
@@ -152,11 +189,13 @@ export class UidTable {
       }
     }
     if (absent.length > 0) {
-      const block = this.assignBlock(absent);
+      const block = this.assignBlock(absent, durability);
+      const assigned = opts.assigned;
       absent.forEach((name, i) => {
         const p = block.then((ids) => ids[i]!).finally(() => this.pending.delete(name));
         this.pending.set(name, p);
         waits.push(settleInto(out, name, p));
+        if (assigned !== undefined) waits.push(p.then(() => void assigned.add(name), () => undefined));
       });
     }
     await Promise.all(waits);
@@ -285,7 +324,13 @@ export class UidTable {
   }
 
   private async assign(name: string): Promise<Uint8Array> {
-    return (await this.assignBlock([name]))[0]!;
+    return (await this.assignBlock([name], 'sync'))[0]!;
+  }
+
+  /** A synced write (the counter plus 0): everything written before it is durable once it resolves. */
+  private async syncBarrier(): Promise<void> {
+    await this.table.increment(UID_COUNTER_ROW, this.ref(UID_FAMILY_ID), 0n, SYNC);
+    this.unsynced.clear();
   }
 
   /**
@@ -293,42 +338,45 @@ export class UidTable {
    * name claims its id. Each entry of the answer resolves to the name's id or rejects
    * with its error.
    */
-  private async assignBlock(names: readonly string[]): Promise<Array<Promise<Uint8Array>>> {
+  private async assignBlock(names: readonly string[], durability: Durability): Promise<Array<Promise<Uint8Array>>> {
     const last = await this.table.increment(UID_COUNTER_ROW, this.ref(UID_FAMILY_ID), BigInt(names.length), SYNC);
     const first = last - BigInt(names.length) + 1n;
     return names.map((name, i) => {
-      const p = this.claim(name, first + BigInt(i), 1);
+      const p = this.claim(name, first + BigInt(i), 1, durability);
       p.catch(() => undefined); // rejections reach whoever awaits the name
       return p;
     });
   }
 
   /** Claims id number `n` for `name` (steps 2 and 3 of the file header), or the winner's id. */
-  private async claim(name: string, n: bigint, attempt: number): Promise<Uint8Array> {
+  private async claim(name: string, n: bigint, attempt: number, durability: Durability): Promise<Uint8Array> {
     if (n > BigInt(this.maxId) || n <= 0n) {
       throw new TsdbError('TSDB_UID_EXHAUSTED', `All Unique IDs for ${UID_QUALIFIER[this.kind]} on ${this.width} bytes are already assigned!`);
     }
     const nameBytes = utf8(name);
     const id = encodeId(Number(n), this.width);
-    const reverseOk = await this.table.checkAndPut(id, this.ref(UID_FAMILY_NAME), undefined, [this.put(UID_FAMILY_NAME, nameBytes)], SYNC);
+    // Buffered: the forward check-and-put below, or the caller's synced write, follows it.
+    const reverseOk = await this.table.checkAndPut(id, this.ref(UID_FAMILY_NAME), undefined, [this.put(UID_FAMILY_NAME, nameBytes)], BUFFERED);
     if (!reverseOk) {
       // The counter handed out an id whose reverse row exists: the table was edited
       // behind our back. Skip the id, as OpenTSDB does, and try the next one.
       if (attempt >= MAX_ASSIGN_ATTEMPTS) {
         throw new TsdbError('TSDB_UID_CORRUPT', `UID ${idKey(id)} of ${this.kind} already has a name; run horae fsck`);
       }
-      return this.claim(name, await this.table.increment(UID_COUNTER_ROW, this.ref(UID_FAMILY_ID), 1n, SYNC), attempt + 1);
+      return this.claim(name, await this.table.increment(UID_COUNTER_ROW, this.ref(UID_FAMILY_ID), 1n, SYNC), attempt + 1, durability);
     }
-    const forwardOk = await this.table.checkAndPut(nameBytes, this.ref(UID_FAMILY_ID), undefined, [this.put(UID_FAMILY_ID, id)], SYNC);
+    const forwardOk = await this.table.checkAndPut(nameBytes, this.ref(UID_FAMILY_ID), undefined, [this.put(UID_FAMILY_ID, id)], durability === 'sync' ? SYNC : BUFFERED);
     if (forwardOk) {
       this.assigned++;
+      if (durability !== 'sync') this.unsynced.add(name);
       this.remember(name, id);
       return id;
     }
     // Another writer assigned this name first: use its id, drop our reverse mapping —
     // only this kind's cell: the row of an id also holds the other kinds' names.
     this.raceLosses++;
-    await this.table.checkAndPut(id, this.ref(UID_FAMILY_NAME), nameBytes, [{ type: 'deleteCell', family: UID_FAMILY_NAME, qualifier: this.qualifier }], SYNC);
+    // Buffered: a lost removal leaves an unused reverse row, as OpenTSDB always does.
+    await this.table.checkAndPut(id, this.ref(UID_FAMILY_NAME), nameBytes, [{ type: 'deleteCell', family: UID_FAMILY_NAME, qualifier: this.qualifier }], BUFFERED);
     const winner = await this.getId(name);
     if (winner === undefined) throw new TsdbError('TSDB_UID_CORRUPT', `UID race on ${this.kind} '${name}' left no forward mapping`);
     return winner;

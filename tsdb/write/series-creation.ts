@@ -6,13 +6,19 @@
  *   1. validates each series (OpenTSDB's checks and messages: data-point.ts);
  *   2. resolves its distinct metric names, tag keys and tag values per kind at once
  *      (UidTable.resolveMany: one batched read, then — where auto-create is on — one
- *      increment reserving a block of ids and the check-and-puts of all new names
- *      together, tsdb/SCHEMA.md "Assignment");
- *   3. records all its new series in the series index in one synced write
- *      (Catalog.recordSeries);
+ *      synced increment reserving a block of ids and the check-and-puts of all new names
+ *      together, buffered, tsdb/SCHEMA.md "Assignment");
+ *   3. records its series new to the index (Catalog.recordSeries: the index is not read
+ *      for a series carrying a name assigned in step 2), postings buffered, index rows
+ *      in one synced write, which makes the names of step 2 durable with them;
  *   4. makes the entries live (Catalog.series) only then.
+ * Synced rounds per batch: one per kind with new names (their increments share the
+ * counter row, one after the other), plus one; a batch of new series of known names: one.
  * So a series and its names are durable before any of its points is written: the
  * writer waits for its batch before queueing the points ("recorded before acknowledged").
+ * series_created counts the series step 3 recorded (new to the database); a known series
+ * made live again (dropped from the in-memory entries, or after a restart) is counted
+ * apart (seriesReadmitted).
  */
 import type { Catalog, SeriesRecorded } from '../catalog/catalog.js';
 import type { TsdbConfig } from '../config.js';
@@ -128,13 +134,15 @@ export class SeriesCreator {
       }
     }
     if (todo.length === 0) return;
+    // New names' forward mappings buffered: the series index write below is synced.
+    const assigned = { metric: new Set<string>(), tagk: new Set<string>(), tagv: new Set<string>() };
     const [metrics, tagks, tagvs] = await Promise.all([
-      catalog.metrics.resolveMany([...names.metric], config.autoCreateMetrics),
-      catalog.tagks.resolveMany([...names.tagk], config.autoCreateTagks),
-      catalog.tagvs.resolveMany([...names.tagv], config.autoCreateTagvs),
+      catalog.metrics.resolveMany([...names.metric], { create: config.autoCreateMetrics, durability: 'buffered', assigned: assigned.metric }),
+      catalog.tagks.resolveMany([...names.tagk], { create: config.autoCreateTagks, durability: 'buffered', assigned: assigned.tagk }),
+      catalog.tagvs.resolveMany([...names.tagv], { create: config.autoCreateTagvs, durability: 'buffered', assigned: assigned.tagv }),
     ]);
     const { widths } = this;
-    const made: Array<{ job: Queued; text: string; idx: readonly number[]; e: SeriesEntry; live: boolean }> = [];
+    const made: Array<{ job: Queued; text: string; idx: readonly number[]; e: SeriesEntry; live: boolean; fresh: boolean }> = [];
     for (const { job, text, idx, p } of todo) {
       const err = errorOf(metrics.get(p.metric)!, p.tags.map(([k, v]) => [tagks.get(k)!, tagvs.get(v)!] as const));
       if (err !== undefined) {
@@ -145,16 +153,24 @@ export class SeriesCreator {
       const template = encodeSeriesKey(widths, metrics.get(p.metric) as Uint8Array, pairs);
       const key = tsuidKeyOfRowKey(template, widths.saltWidth, widths.metric);
       const live = catalog.series.get(key);
-      made.push({ job, text, idx, e: live ?? newSeriesEntry(template, key), live: live !== undefined });
+      // A series with a name assigned just now cannot be in the index yet: not read there.
+      const fresh = assigned.metric.has(p.metric) || p.tags.some(([k, v]) => assigned.tagk.has(k) || assigned.tagv.has(v));
+      made.push({ job, text, idx, e: live ?? newSeriesEntry(template, key), live: live !== undefined, fresh });
     }
     // Series past a cardinality limit (Catalog.recordSeries): their points get the refusal.
     let verdicts: SeriesRecorded[] = [];
     if (made.length > 0) {
       try {
-        verdicts = await catalog.recordSeries(made.map((m) => tsuidOfKey(widths, m.e.template)), this.now());
+        verdicts = await catalog.recordSeries(made.map((m) => tsuidOfKey(widths, m.e.template)), this.now(), made.map((m) => m.fresh));
       } catch (err) {
         throw new TsdbError('TSDB_STORAGE', `storage failed the series index write: ${(err as Error).message}`, { cause: err });
       }
+    }
+    if (verdicts.some((v) => v === 'new')) {
+      // The index write was synced: the names assigned above are durable with it.
+      catalog.metrics.synced(assigned.metric);
+      catalog.tagks.synced(assigned.tagk);
+      catalog.tagvs.synced(assigned.tagv);
     }
     // Live only once recorded: a failed index write is retried with the next point.
     for (let m = 0; m < made.length; m++) {

@@ -27,7 +27,7 @@ describe('UidTable.resolveMany', () => {
     const increment = vi.spyOn(table, 'increment');
     const get = vi.spyOn(table, 'get');
     const names = ['old', ...Array.from({ length: 50 }, (_, i) => `h${i}`)];
-    const ids = await fresh.resolveMany(names, true);
+    const ids = await fresh.resolveMany(names, { create: true });
     expect(increment).toHaveBeenCalledTimes(1);
     expect(increment.mock.calls[0]![2]).toBe(50n);
     expect(get).toHaveBeenCalledTimes(1);
@@ -35,7 +35,7 @@ describe('UidTable.resolveMany', () => {
     for (const n of names) expect(idKey((await t.getId(n))!)).toBe(hex(ids)[n]);
     expect(await t.getName(Uint8Array.of(0, 0, 51))).toBe('h49');
     // Without create: the unknown ones are errors, nothing is assigned.
-    expect(hex(await fresh.resolveMany(['h3', 'nope'], false))).toEqual({ h3: '000005', nope: "No such name for 'tagv': 'nope'" });
+    expect(hex(await fresh.resolveMany(['h3', 'nope'], { create: false }))).toEqual({ h3: '000005', nope: "No such name for 'tagv': 'nope'" });
     expect(increment).toHaveBeenCalledTimes(1);
   });
 
@@ -44,7 +44,7 @@ describe('UidTable.resolveMany', () => {
     const a = new UidTable(table, 'tagv', 3, 1000);
     const b = new UidTable(table, 'tagv', 3, 1000);
     const names = Array.from({ length: 40 }, (_, i) => `v${i}`);
-    const [ra, rb] = await Promise.all([a.resolveMany(names.slice(0, 30), true), b.resolveMany(names.slice(10), true)]);
+    const [ra, rb] = await Promise.all([a.resolveMany(names.slice(0, 30), { create: true }), b.resolveMany(names.slice(10), { create: true })]);
     const reader = new UidTable(table, 'tagv', 3, 1000);
     for (const n of names) {
       const id = idKey((await reader.getId(n))!);
@@ -58,7 +58,7 @@ describe('UidTable.resolveMany', () => {
   it('answers exhausted ids per name', async () => {
     const t = new UidTable(await uidTable(), 'metric', 1, 1000);
     const names = Array.from({ length: 300 }, (_, i) => `m${i}`);
-    const out = await t.resolveMany(names, true);
+    const out = await t.resolveMany(names, { create: true });
     expect([...out.values()].filter((v) => v instanceof Uint8Array)).toHaveLength(255);
     expect(hex(out)['m299']).toMatch(/All Unique IDs for metrics on 1 bytes are already assigned/);
   });

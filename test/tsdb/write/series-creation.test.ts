@@ -6,7 +6,9 @@
  * listed once the calls resolve; errors stay per series.
  */
 import { describe, expect, it, vi } from 'vitest';
-import { openMemoryStore } from '../../../core/index.js';
+import { openEmbeddedStore, openMemoryStore } from '../../../core/index.js';
+import type { IncomingPoint } from '../../../tsdb/write/data-point.js';
+import { ControlledFs } from '../../wal/wal-helpers.js';
 import { readSeries } from '../../../tsdb/query/series-reader.js';
 import { Tsdb } from '../../../tsdb/tsdb.js';
 import { openFixture, pt } from '../helpers/tsdb-fixture.js';
@@ -73,5 +75,41 @@ describe('batched series creation', () => {
     expect(again.ingest.stats()).toMatchObject({ seriesCreated: 1, seriesReadmitted: 1 });
     await again.close();
     await store.close();
+  });
+
+  it('makes a batch of new series with new tag values durable in two fsyncs, of known names in one', async () => {
+    // The embedded store on a file system that counts fsyncs (WAL rounds; nothing is
+    // flushed here). Before: increment, reverse and forward check-and-puts, postings and
+    // index rows each took a synced round of their own.
+    const fs = new ControlledFs();
+    await fs.mkdir('/db');
+    const store = await openEmbeddedStore({ dir: '/db', fs, maintenanceIntervalMs: 0, backgroundThreads: 0 });
+    const now = (): number => (T0 + 3600) * 1000;
+    const tsdb = await Tsdb.open(store, { now, background: false });
+    const write = async (points: IncomingPoint[]): Promise<number> => {
+      const before = fs.syncs;
+      expect((await tsdb.ingest.write(points)).every((o) => o === undefined)).toBe(true);
+      return fs.syncs - before;
+    };
+    // A new metric, tag keys and values: one round per kind's increment (one counter row,
+    // one after the other), one for the rest of the names and the series, one for the points.
+    expect(await write(Array.from({ length: 200 }, (_, i) => pt('m', T0, i, { host: `h${i}`, dc: 'x' })))).toBe(5);
+    // 200 new series, 200 new tag values (a fleet growing): increment, series, points.
+    expect(await write(Array.from({ length: 200 }, (_, i) => pt('m', T0, i, { host: `n${i}`, dc: 'x' })))).toBe(3);
+    // 200 new series of known names: the series in one round, the points in another.
+    expect(await write(Array.from({ length: 200 }, (_, i) => pt('m', T0, i, { host: `h${i}` })))).toBe(2);
+    // Known series: the points only.
+    expect(await write(Array.from({ length: 200 }, (_, i) => pt('m', T0 + 1, i, { host: `h${i}` })))).toBe(1);
+    expect(tsdb.ingest.stats().seriesCreated).toBe(600);
+    await tsdb.close();
+    await store.close();
+    // All of it is there after a reopen (durable, not only applied).
+    const again = await openEmbeddedStore({ dir: '/db', fs, maintenanceIntervalMs: 0, backgroundThreads: 0 });
+    const t2 = await Tsdb.open(again, { now, background: false });
+    expect((await readSeries(t2, 'm', { host: 'h7' }, T0 * 1000, (T0 + 2) * 1000)).map((p) => p.value)).toEqual([7, 7]);
+    expect((await t2.index.ofMetric((await t2.metrics.getId('m'))!)).length).toBe(600);
+    expect((await readSeries(t2, 'm', { host: 'n9', dc: 'x' }, T0 * 1000, (T0 + 2) * 1000)).map((p) => p.value)).toEqual([9]);
+    await t2.close();
+    await again.close();
   });
 });
