@@ -26,8 +26,11 @@
  */
 import { createRequire } from 'node:module';
 import type { protos as ProtoTypes } from '@google-cloud/bigtable';
-import type { IMutateRowsRequest, IMutateRowsResponse, IReadRowsRequest, IReadRowsResponse } from './client.js';
 
+type IReadRowsRequest = ProtoTypes.google.bigtable.v2.IReadRowsRequest;
+type IReadRowsResponse = ProtoTypes.google.bigtable.v2.IReadRowsResponse;
+type IMutateRowsRequest = ProtoTypes.google.bigtable.v2.IMutateRowsRequest;
+type IMutateRowsResponse = ProtoTypes.google.bigtable.v2.IMutateRowsResponse;
 type Chunk = NonNullable<IReadRowsResponse['chunks']>[number];
 type MutateEntry = NonNullable<IMutateRowsResponse['entries']>[number];
 
