@@ -226,6 +226,10 @@ export const CONFIG_KEYS = {
     key: 'horae.retention.metrics', part: 'retention', type: 'text', trim: true, default: '', example: 'sys.cpu.*=7d, audit=forever',
     help: 'per metric, overriding horae.retention: name=7d, prefix.*=90d, name=forever (exact names before prefixes)',
   },
+  retentionCleanup: {
+    key: 'horae.retention.cleanup', part: 'retention', type: 'bool', default: false,
+    help: 'remove the series-index rows of series whose points have all expired, and the names (UIDs) only they used (off: names are forever, as in OpenTSDB; one server per store only)',
+  },
   // ---- query -------------------------------------------------------------------------
   queryAllowDelete: {
     key: 'horae.query.allow_delete', aliases: ['tsd.http.query.allow_delete'], part: 'query', type: 'bool', default: false,

@@ -18,6 +18,7 @@ import type { HourTransformOptions } from './compact/hour-transform.js';
 import { parseRetention, resolveRetention, retentionOfName } from './compact/retention.js';
 import type { RetentionConfig, RetentionRules } from './compact/retention.js';
 import { RetentionSweeper } from './compact/retention-sweep.js';
+import { IndexCleanup } from './meta/index-cleanup.js';
 import { StoreCompaction } from './compact/store-compaction.js';
 import { DecodePool } from './query/decode-pool.js';
 import type { LastValues } from './meta/last-values.js';
@@ -94,6 +95,8 @@ export class Tsdb {
    * undefined when no metric has a retention or the store applies it.
    */
   readonly retentionSweeper: RetentionSweeper | undefined;
+  /** Removes expired series from the index, and names only they used (horae.retention.cleanup). */
+  readonly indexCleanup: IndexCleanup | undefined;
   /** Retention resolved to metric UIDs (compact/retention.ts), for the row transform. */
   private retention: RetentionRules = { byMetric: [] };
   private retentionEpoch = -1;
@@ -142,6 +145,11 @@ export class Tsdb {
       metrics: () => this.metrics.allNames(),
       ...(changes === undefined ? {} : { claims: changes }),
     });
+    this.indexCleanup = !config.retentionCleanup || !this.hasRetention ? undefined : new IndexCleanup({
+      data, postings, widths: this.widths, retention: this.retentionConfig, index: this.index, gate: this.catalog.gate,
+      uids: { metric: this.catalog.metrics, tagk: this.catalog.tagks, tagv: this.catalog.tagvs },
+      dropEntry: (key) => this.catalog.series.drop(key), inflightPoints: () => this.ingest.stats().inflightPoints, now,
+    });
     // Kept where this process is the one writer, or hears of the others' writes (change log).
     const hints = (this.newestHours = this.catalog.newestHours);
     const lastValues = (this.lastValues = this.catalog.lastValues);
@@ -176,6 +184,9 @@ export class Tsdb {
 
   static async open(store: Store, opts: OpenTsdbOptions = {}): Promise<Tsdb> {
     const config = resolveTsdbConfig(opts.config);
+    if (config.retentionCleanup && !store.capabilities.singleWriter) {
+      throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', 'horae.retention.cleanup needs a store with one server (the embedded store): where servers share the store, leave it off');
+    }
     const widths = validateWidths(widthsOf(config));
     const uid = await store.createTable(uidTableSpec(), { ifNotExists: true });
     await checkSchemaRecord(uid, widths);
@@ -207,6 +218,7 @@ export class Tsdb {
       if (config.compactHours && opts.background !== false) readBack.start();
       if (opts.background !== false) tsdb.retentionSweeper?.start();
     }
+    if (opts.background !== false) tsdb.indexCleanup?.start();
     return tsdb;
   }
 
@@ -381,6 +393,12 @@ export class Tsdb {
       add('horae.retention.ranges_deleted', r.rangesDeleted);
       add('horae.retention.errors', r.errors);
     }
+    if (this.indexCleanup !== undefined) {
+      const r = this.indexCleanup.stats();
+      add('horae.retention.series_removed', r.seriesRemoved);
+      add('horae.retention.uids_removed', r.uidsRemoved);
+      add('horae.retention.cleanup_skipped', r.skipped);
+    }
     const st = await this.store.stats();
     add('horae.store.memstore_bytes', st.memstoreBytes);
     add('horae.store.file_bytes', st.fileBytes);
@@ -421,6 +439,7 @@ export class Tsdb {
     await this.catalog.stopFeed();
     await this.compactor.stop();
     await this.retentionSweeper?.stop();
+    await this.indexCleanup?.stop();
     if (this.ownsDecodePool) await this.decodePool?.close();
   }
 }

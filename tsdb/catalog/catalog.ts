@@ -35,7 +35,8 @@ import type { TsdbConfig } from '../config.js';
 import { randomBytes } from 'node:crypto';
 import { ChangeFeed, ChangeLog, WRITER_ID_BYTES } from '../meta/change-log.js';
 import type { Change, ChangeFeedStats } from '../meta/change-log.js';
-import type { TsdbError } from '../errors.js';
+import { TsdbError } from '../errors.js';
+import { CreationGate } from '../meta/creation-gate.js';
 import { SeriesLimiter } from '../limits/series-limiter.js';
 import { SeriesIndex } from '../meta/series-index.js';
 import { rowKeyFromTsuid } from '../schema/row-key.js';
@@ -90,6 +91,8 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
   /** The byte budget of everything here and each structure's share (memory/catalog-memory.ts). */
   readonly memory: CatalogMemory;
   readonly widths: SchemaWidths;
+  /** Fences series recording off while the index cleanup runs (meta/creation-gate.ts). */
+  readonly gate = new CreationGate();
   /** True when this process is the store's one writer (capabilities.singleWriter). */
   readonly singleWriter: boolean;
   /** True where series sets are kept: one writer, or a change feed from the others. */
@@ -188,17 +191,32 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
   async recordSeries(tsuids: readonly Uint8Array[], nowMs: number, fresh?: readonly boolean[]): Promise<SeriesRecorded[]> {
     const out: SeriesRecorded[] = new Array<SeriesRecorded>(tsuids.length).fill('known');
     if (tsuids.length === 0) return out;
+    // The index cleanup (meta/index-cleanup.ts) runs with no recording in flight.
+    await this.gate.enter();
+    try {
+      return await this.recordGated(tsuids, nowMs, fresh, out);
+    } finally {
+      this.gate.leave();
+    }
+  }
+
+  private async recordGated(tsuids: readonly Uint8Array[], nowMs: number, fresh: readonly boolean[] | undefined, out: SeriesRecorded[]): Promise<SeriesRecorded[]> {
     const ask: number[] = [];
     for (let i = 0; i < tsuids.length; i++) if (fresh?.[i] !== true) ask.push(i);
     const known = ask.length === 0 ? [] : await this.index.known(ask.map((i) => tsuids[i]!));
     const absent: number[] = [];
-    for (let i = 0, j = 0; i < tsuids.length; i++) {
-      if (fresh?.[i] === true) absent.push(i);
-      else if (!known[j++]) absent.push(i);
-    }
-    if (absent.length === 0) return out;
-    const verdicts = await this.limiter.admit(absent.map((i) => tsuids[i]!));
     const admitted: Uint8Array[] = [];
+    for (let i = 0, j = 0; i < tsuids.length; i++) {
+      if (fresh?.[i] !== true && known[j++]) {
+        // A series the index cleanup is retiring is recorded again (no new series: no limit).
+        if (this.gate.retiring.size > 0 && this.gate.retiring.delete(latin1(tsuids[i]!))) admitted.push(tsuids[i]!);
+        continue;
+      }
+      const kind = this.gate.retiredIn(tsuids[i]!, this.widths);
+      if (kind === undefined) absent.push(i);
+      else out[i] = retiredUid(kind);
+    }
+    const verdicts = absent.length === 0 ? [] : await this.limiter.admit(absent.map((i) => tsuids[i]!));
     for (let j = 0; j < absent.length; j++) {
       const v = verdicts[j];
       if (v === undefined) {
@@ -487,4 +505,9 @@ export function planBytes(p: { readonly matched?: { readonly tsuids: readonly Ui
   let n = PLAN_BYTES;
   if (p.matched !== undefined) for (const t of p.matched.tsuids) n += TSUID_REF_BYTES + t.length;
   return n;
+}
+
+/** The refusal of a series carrying a UID the index cleanup removed (creation-gate.ts). */
+function retiredUid(kind: UidKind): TsdbError {
+  return new TsdbError('TSDB_OVERLOADED', `a ${kind === 'metric' ? 'metric' : kind === 'tagk' ? 'tag key' : 'tag value'} of this series was removed by the index cleanup (horae.retention.cleanup) as the point was written: send it again`);
 }

@@ -133,6 +133,15 @@ export class SeriesEntries<E extends CatalogSeries> {
     return c;
   }
 
+  /** Drops the live entry of `tsuidKey`, if any: the caches' hits on it become misses. */
+  drop(tsuidKey: string): void {
+    const e = this.young.get(tsuidKey) ?? this.old.get(tsuidKey);
+    if (e === undefined) return;
+    e.alive = false;
+    if (this.young.delete(tsuidKey)) this.youngBytes -= entryBytes(e);
+    if (this.old.delete(tsuidKey)) this.oldBytes -= entryBytes(e);
+  }
+
   /** Drops every entry and empties every cache. */
   clear(): void {
     for (const e of this.young.values()) e.alive = false;

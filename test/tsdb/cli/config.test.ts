@@ -89,7 +89,7 @@ describe('config file keys', () => {
       'horae.catalog.memory_bytes': '1048576', 'horae.write.durability': 'buffered',
       'horae.write.max_inflight_points': '5000', 'horae.http.max_body_bytes': '4096', 'horae.hour_compaction.enable': 'true',
       'horae.hour_compaction.grace_ms': '1', 'horae.hour_compaction.idle_ms': '2', 'horae.hour_compaction.interval_ms': '100',
-      'horae.retention': '30d', 'horae.retention.metrics': 'sys.cpu.*=7d, audit=forever',
+      'horae.retention': '30d', 'horae.retention.metrics': 'sys.cpu.*=7d, audit=forever', 'horae.retention.cleanup': 'true',
       'horae.telnet.return_errors': 'true', 'horae.http.cors_domains': '*', 'horae.http.cors_headers': 'Content-Type',
       'horae.query.allow_delete': 'true', 'horae.query.max_series': '10', 'horae.query.max_points': '1000',
       'horae.auth.tokens_file': '', 'horae.auth.tokens': 'read-token-0123456789 read', 'horae.http.max_header_bytes': '8192',
