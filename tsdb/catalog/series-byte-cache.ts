@@ -13,7 +13,10 @@
  * more than the loop in call overhead). The DataView of the caller's buffer is made once
  * per buffer (a telnet chunk, a JSON body), not per lookup. The table is an array of
  * bucket chains indexed by the low bits of the hash (no Map: a 32-bit key would be a heap
- * number), doubled as it fills.
+ * number), doubled as it fills. Keys are packed in their generation's arena (64 KiB
+ * chunks, one DataView each), not one Uint8Array and DataView per key: a slot costs its
+ * object and its key bytes only (a key hit in the old generation is copied to the young
+ * one's arena, so a dropped generation's chunks go with it).
  *
  * Entries may die (catalog/series-entries.ts drops them): a hit on one the `accept`
  * predicate refuses is a miss, and its slot is unlinked.
@@ -30,9 +33,11 @@ interface Slot<T> {
   readonly hash: number;
   /** The generation it is in (a prediction into a dropped one is not followed). */
   gen: number;
-  /** metric bytes, one space, tag bytes */
-  readonly key: Uint8Array;
-  readonly view: DataView;
+  /** The arena chunk holding the key (metric bytes, one space, tag bytes) at `at`, `len` bytes, and its view. */
+  key: Uint8Array;
+  view: DataView;
+  at: number;
+  readonly len: number;
   readonly metricLength: number;
   readonly entry: T;
   next: Slot<T> | undefined;
@@ -43,17 +48,54 @@ interface Slot<T> {
 }
 
 const MIN_BUCKETS = 1024;
+const EMPTY_VIEW: DataView = new DataView(new ArrayBuffer(0));
 
-/** One generation: chains of slots by the low bits of the hash, doubled as it fills. */
+/** Bytes of an arena chunk (a longer key gets a chunk of its own size). */
+const CHUNK_BYTES = 64 * 1024;
+
+/** One generation: chains of slots by the low bits of the hash, doubled as it fills; its keys' arena. */
 class Generation<T> {
   buckets: (Slot<T> | undefined)[] = new Array<Slot<T> | undefined>(MIN_BUCKETS).fill(undefined);
   mask = MIN_BUCKETS - 1;
   count = 0;
   bytes = 0;
   readonly gen: number;
+  private chunk: Uint8Array = new Uint8Array(0);
+  private chunkView: DataView = EMPTY_VIEW;
+  private top = 0;
 
   constructor(gen: number) {
     this.gen = gen;
+  }
+
+  /** Makes room for `len` key bytes at `top` (a new chunk when the current one is full). */
+  private room(len: number): void {
+    if (this.top + len <= this.chunk.length) return;
+    this.chunk = new Uint8Array(Math.max(CHUNK_BYTES, len));
+    this.chunkView = new DataView(this.chunk.buffer);
+    this.top = 0;
+  }
+
+  /** Packs line[ms,me) + ' ' + line[ts,te) into the arena; the slot fields that locate it. */
+  pack(line: Uint8Array, ms: number, me: number, ts: number, te: number): { key: Uint8Array; view: DataView; at: number } {
+    const ml = me - ms;
+    this.room(ml + 1 + te - ts);
+    const at = this.top;
+    this.chunk.set(line.subarray(ms, me), at);
+    this.chunk[at + ml] = 0x20;
+    this.chunk.set(line.subarray(ts, te), at + ml + 1);
+    this.top += ml + 1 + te - ts;
+    return { key: this.chunk, view: this.chunkView, at };
+  }
+
+  /** Copies slot `s`'s key into this arena (a slot moving here from the old generation). */
+  adopt(s: Slot<T>): void {
+    this.room(s.len);
+    this.chunk.set(s.key.subarray(s.at, s.at + s.len), this.top);
+    s.key = this.chunk;
+    s.view = this.chunkView;
+    s.at = this.top;
+    this.top += s.len;
   }
 
   link(s: Slot<T>): void {
@@ -99,9 +141,8 @@ class Generation<T> {
 }
 
 function slotBytes(s: Slot<unknown>): number {
-  return BYTE_SLOT_BYTES + s.key.length;
+  return BYTE_SLOT_BYTES + s.len;
 }
-const EMPTY_VIEW: DataView = new DataView(new ArrayBuffer(0));
 
 /** `T`: what a series maps to (the writer's series entry). */
 export class SeriesByteCache<T> {
@@ -140,8 +181,8 @@ export class SeriesByteCache<T> {
     const len = ml + 1 + (te - ts);
     const last = this.last;
     const p = last?.succ;
-    if (p !== undefined && p.gen === this.young.gen && p.metricLength === ml && p.key.length === len && rangeEqual(p.key, p.view, 0, line, dv, ms, ml)
-      && ((tagsAsBefore && last!.succSameTags) || rangeEqual(p.key, p.view, ml + 1, line, dv, ts, te - ts))
+    if (p !== undefined && p.gen === this.young.gen && p.metricLength === ml && p.len === len && rangeEqual(p.key, p.view, p.at, line, dv, ms, ml)
+      && ((tagsAsBefore && last!.succSameTags) || rangeEqual(p.key, p.view, p.at + ml + 1, line, dv, ts, te - ts))
       && (this.accept === undefined || this.accept(p.entry))) {
       this.last = p;
       return p.entry;
@@ -154,8 +195,8 @@ export class SeriesByteCache<T> {
     }
     if (last !== undefined && last.succ !== s) {
       last.succ = s;
-      const lt = last.key.length - last.metricLength - 1;
-      last.succSameTags = lt === len - ml - 1 && rangeEqual(last.key, last.view, last.metricLength + 1, s.key, s.view, ml + 1, lt);
+      const lt = last.len - last.metricLength - 1;
+      last.succSameTags = lt === len - ml - 1 && rangeEqual(last.key, last.view, last.at + last.metricLength + 1, s.key, s.view, s.at + ml + 1, lt);
     }
     this.last = s;
     return s.entry;
@@ -164,13 +205,10 @@ export class SeriesByteCache<T> {
   set(line: Uint8Array, ms: number, me: number, ts: number, te: number, entry: T): void {
     if (this.get(line, ms, me, ts, te) !== undefined) return;
     const ml = me - ms;
-    const key = new Uint8Array(ml + 1 + te - ts);
-    key.set(line.subarray(ms, me), 0);
-    key[ml] = 0x20;
-    key.set(line.subarray(ts, te), ml + 1);
     const hash = hashRanges(line, this.viewOf(line), ms, me, ts, te);
-    const view = new DataView(key.buffer, key.byteOffset, key.byteLength);
-    this.add({ hash, gen: -1, key, view, metricLength: ml, entry, next: undefined, succ: undefined, succSameTags: false });
+    this.rotateIfFull();
+    const { key, view, at } = this.young.pack(line, ms, me, ts, te);
+    this.young.link({ hash, gen: -1, key, view, at, len: ml + 1 + te - ts, metricLength: ml, entry, next: undefined, succ: undefined, succSameTags: false });
   }
 
   clear(): void {
@@ -197,8 +235,8 @@ export class SeriesByteCache<T> {
   /** The live slot of the key in `g`; a dead one found is unlinked (a miss). */
   private find(g: Generation<T>, h: number, line: Uint8Array, dv: DataView, ms: number, ml: number, ts: number, te: number, len: number): Slot<T> | undefined {
     for (let s = g.buckets[h & g.mask], prev: Slot<T> | undefined; s !== undefined; prev = s, s = s.next) {
-      if (s.hash === h && s.metricLength === ml && s.key.length === len
-        && rangeEqual(s.key, s.view, 0, line, dv, ms, ml) && rangeEqual(s.key, s.view, ml + 1, line, dv, ts, te - ts)) {
+      if (s.hash === h && s.metricLength === ml && s.len === len
+        && rangeEqual(s.key, s.view, s.at, line, dv, ms, ml) && rangeEqual(s.key, s.view, s.at + ml + 1, line, dv, ts, te - ts)) {
         if (this.accept !== undefined && !this.accept(s.entry)) {
           g.unlink(s, prev);
           return undefined;
@@ -215,12 +253,14 @@ export class SeriesByteCache<T> {
     let prev: Slot<T> | undefined;
     for (let c = this.old.buckets[s.hash & this.old.mask]; c !== s; c = c!.next) prev = c;
     this.old.unlink(s, prev);
-    this.add(s);
+    this.rotateIfFull();
+    this.young.adopt(s);
+    this.young.link(s);
     return s;
   }
 
-  /** Links `s` into the young generation, rotating first when it holds half the bound. */
-  private add(s: Slot<T>): void {
+  /** A new generation when the young one holds half the bound: the old one is dropped. */
+  private rotateIfFull(): void {
     if (this.young.bytes >= this.maxBytes() / 2) {
       const dropped = this.old.gen;
       this.old = this.young;
@@ -229,7 +269,6 @@ export class SeriesByteCache<T> {
       for (const o of this.old.slots()) if (o.succ !== undefined && o.succ.gen === dropped) o.succ = undefined;
       if (this.last !== undefined && this.last.gen === dropped) this.last = undefined;
     }
-    this.young.link(s);
   }
 
   private viewOf(b: Uint8Array): DataView {

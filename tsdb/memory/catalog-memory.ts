@@ -45,8 +45,8 @@ export const SERIES_ENTRY_BYTES = 360;
 export const SERIES_BYTES_PER_ENTRY = 800;
 /** Heap bytes of one series-text cache entry beside the text: string header, map slot. */
 export const TEXT_ENTRY_BYTES = 64;
-/** Heap bytes of one byte-cache slot beside its key bytes (series-byte-cache.ts: the slot object, the key's Uint8Array and DataView). */
-export const BYTE_SLOT_BYTES = 240;
+/** Heap bytes of one byte-cache slot beside its key bytes (series-byte-cache.ts: the slot object and its bucket; keys are packed in arenas). */
+export const BYTE_SLOT_BYTES = 128;
 /** Heap bytes of one UID cache entry beside the name: id bytes, string header, map slot. */
 export const UID_ENTRY_BYTES = 200;
 /** Heap bytes of one hint beside its TSUID key: string header, map slot, a number. */
