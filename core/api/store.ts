@@ -285,6 +285,14 @@ export interface ScanSpec extends ReadOptionsBase {
   readonly start?: Uint8Array;
   /** Exclusive upper bound; empty or absent = end of the table. */
   readonly end?: Uint8Array;
+  /**
+   * Instead of start/end (not with them): the rows of any of these ranges, in key order
+   * across them (descending when `reverse`), `limit` counted over all. Sorted and not
+   * overlapping (each start ≥ the end before it), each start ≤ its end; an empty end (the
+   * table's end) only in the last; an empty range reads nothing, and so does an empty list.
+   * Every store serves them; where `capabilities.scanRangesInOneCall` they cost one request.
+   */
+  readonly ranges?: readonly KeyRange[];
   /** Rows in descending key order (same [start, end) range). Needs `capabilities.reverseScan`. */
   readonly reverse?: boolean;
   /** At most this many rows in all. */
@@ -323,6 +331,13 @@ export interface Capabilities {
    * False for a shared store (Bigtable), where other servers write the same tables.
    */
   readonly singleWriter: boolean;
+  /**
+   * True when a scan of several `ranges` (ScanSpec) is one request to the backend (Bigtable:
+   * one ReadRows with a RowSet), so one such scan beats a scan per range, each paying a
+   * round trip; false or absent where the store walks the ranges in turn, so concurrent
+   * scans per range cost no more.
+   */
+  readonly scanRangesInOneCall?: boolean;
   /** True when a resolved mutate() with durability 'sync' has reached stable storage. */
   readonly durableSync: boolean;
   /** Upper bound in ms before a 'buffered' write is durable; 0 when every write is synced. */

@@ -18,6 +18,7 @@
  */
 import { compareBytes, toHex } from './bytes.js';
 import { StoreError } from './errors.js';
+import { normalizeRanges } from './scan-ranges.js';
 import {
   FAMILY_NAME_PATTERN,
   MAX_TIMESTAMP,
@@ -77,6 +78,8 @@ export interface NormalizedScanSpec extends NormalizedReadOptions {
   readonly start: Uint8Array;
   /** Exclusive; empty = end of table. A copy. */
   readonly end: Uint8Array;
+  /** ScanSpec.ranges checked and copied (scan-ranges.ts), start/end then empty; or undefined. */
+  readonly ranges: readonly KeyRange[] | undefined;
   readonly reverse: boolean;
   /** Rows in all; Infinity when the spec sets no limit. */
   readonly limit: number;
@@ -353,6 +356,11 @@ export function normalizeScanSpec(
   if (start.length > 0 && end.length > 0 && compareBytes(start, end) > 0) {
     throw new RangeError(`scan start ${hexPreview(start)} is after end ${hexPreview(end)}`);
   }
+  let ranges: KeyRange[] | undefined;
+  if (s.ranges !== undefined) {
+    if (s.start !== undefined || s.end !== undefined) throw new TypeError('a scan takes ranges or start/end, not both');
+    ranges = normalizeRanges(s.ranges);
+  }
   if (s.reverse !== undefined && typeof s.reverse !== 'boolean') throw new TypeError('reverse must be a boolean');
   const reverse = s.reverse === true;
   if (reverse && !caps.reverseScan) {
@@ -363,7 +371,7 @@ export function normalizeScanSpec(
   requirePositiveInteger(batchRows, 'batchRows');
   return {
     families: read.families, timeRange: read.timeRange, maxVersions: read.maxVersions, filter: read.filter,
-    signal: read.signal, borrowValues: read.borrowValues, start, end, reverse, limit: s.limit ?? Infinity, batchRows,
+    signal: read.signal, borrowValues: read.borrowValues, start, end, ranges, reverse, limit: s.limit ?? Infinity, batchRows,
   };
 }
 

@@ -13,6 +13,7 @@ import {
   normalizeGetOptions, normalizeScanSpec, validateCellRef, validateKey, validateKeys, validateRowMutations,
   validateKeyRange, validateSetFamilyTransform, validateTableName, validateTableSpec, validateWriteOptions, validatedScan,
 } from '../api/validate.js';
+import { scanEachRange } from '../api/scan-ranges.js';
 import type { FileSystem } from '../fs/fs.js';
 import { Engine } from '../lsm/engine.js';
 import type { EngineOptions } from '../lsm/options.js';
@@ -214,7 +215,7 @@ class EmbeddedTable implements Table {
     return validatedScan(() => {
       this.check();
       return normalizeScanSpec(this.spec, spec, this.store.capabilities);
-    }, (s) => scanRows(this.engine, this.state, s));
+    }, (s) => scanEachRange(s, (r) => scanRows(this.engine, this.state, r)));
   }
 
   /** Reads the newest version of one cell at the latest sequence number (under a row lock). */

@@ -71,6 +71,7 @@ import {
   validateTableSpec,
   validateWriteOptions,
 } from '../api/validate.js';
+import { scanEachRange } from '../api/scan-ranges.js';
 import type { NormalizedReadOptions, NormalizedScanSpec } from '../api/validate.js';
 import { TableState, rowBytes, copySpec } from './memory-table-state.js';
 import type { MemRow } from './memory-table-state.js';
@@ -242,7 +243,7 @@ class MemoryTable implements Table {
     return validatedScan(() => {
       this.check();
       return normalizeScanSpec(this.spec, spec, this.store.capabilities);
-    }, (s) => this.runScan(s));
+    }, (s) => scanEachRange(s, (r) => this.runScan(r)));
   }
 
   private async *runScan(spec: NormalizedScanSpec): AsyncGenerator<readonly Row[]> {

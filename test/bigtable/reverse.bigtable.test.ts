@@ -12,6 +12,7 @@ import type { IReadRowsRequest, IReadRowsResponse } from '../../backends/bigtabl
 import { bigtableCapabilities } from '../../backends/bigtable/src/index.js';
 import { ContractContext } from '../contract/contract-harness.js';
 import { filterContract } from '../contract/contract-filters.js';
+import { rangesContract } from '../contract/contract-ranges.js';
 import { scanContract } from '../contract/contract-scan.js';
 import { freshPrefix, openTestStore, useEmulator } from './setup.js';
 
@@ -56,12 +57,14 @@ describe('Store contract: bigtable (emulator; reversed reads served as Bigtable 
   beforeEach(() => ctx.setUp());
   afterEach(() => ctx.tearDown());
   scanContract(ctx);
+  rangesContract(ctx);
   filterContract(ctx);
 });
 
 describe('bigtable scans over many pages (500 rows per ReadRows page at least)', () => {
   it('forward and reverse, with and without a limit, every row once in order', async () => {
-    const store = await openTestStore(freshPrefix(), { reverseScan: true, connection: new ReversingConnection() });
+    const conn = new ReversingConnection();
+    const store = await openTestStore(freshPrefix(), { reverseScan: true, connection: conn });
     try {
       const t = await store.createTable({ name: 'pages', families: [{ name: 'f' }] });
       const keys = Array.from({ length: 1234 }, (_, i) => `r${String(i).padStart(5, '0')}`);
@@ -76,6 +79,15 @@ describe('bigtable scans over many pages (500 rows per ReadRows page at least)',
       expect(await scan({ batchRows: 7, reverse: true, limit: 1100 })).toEqual([...keys].reverse().slice(0, 1100));
       expect(await scan({ start: utf8('r00100'), end: utf8('r01200'), reverse: true })).toEqual(keys.slice(100, 1200).reverse());
       expect(await scan({ start: utf8('r00100'), end: utf8('r01200'), limit: 1050 })).toEqual(keys.slice(100, 1150));
+      // Several ranges, pages resumed inside one range and across them; each page one ReadRows.
+      const ranges = [{ start: utf8('r00010'), end: utf8('r00600') }, { start: utf8('r00700'), end: utf8('r00701') }, { start: utf8('r00900'), end: new Uint8Array(0) }];
+      const inRanges = [...keys.slice(10, 600), keys[700]!, ...keys.slice(900)];
+      const before = conn.calls.readRows;
+      expect(await scan({ ranges, batchRows: 100 })).toEqual(inRanges);
+      expect(conn.calls.readRows - before).toBe(2); // 925 rows: pages of 500
+      expect(await scan({ ranges, reverse: true })).toEqual([...inRanges].reverse());
+      expect(await scan({ ranges, limit: 591 })).toEqual(inRanges.slice(0, 591));
+      expect(await scan({ ranges, reverse: true, limit: 740, batchRows: 3 })).toEqual([...inRanges].reverse().slice(0, 740));
     } finally {
       await store.close();
     }

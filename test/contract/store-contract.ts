@@ -19,6 +19,7 @@ import type { StoreFactory } from './contract-harness.js';
 import { heavyContract } from './contract-heavy.js';
 import { lifecycleContract } from './contract-lifecycle.js';
 import { rangeDeleteContract } from './contract-range-delete.js';
+import { rangesContract } from './contract-ranges.js';
 import { scanContract } from './contract-scan.js';
 import { tableContract } from './contract-tables.js';
 import { validationContract } from './contract-validation.js';
@@ -35,6 +36,7 @@ export function storeContract(name: string, factory: StoreFactory): void {
     tableContract(ctx);
     dataContract(ctx);
     scanContract(ctx);
+    rangesContract(ctx);
     borrowContract(ctx);
     filterContract(ctx);
     atomicContract(ctx);

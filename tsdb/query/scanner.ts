@@ -1,10 +1,12 @@
 /**
  * The read side of the planner: one scan per salt bucket over
  * `[salt][metric][base(start)]` … `[salt][metric][base(end) + 1 h)` (tsdb/SCHEMA.md "Row
- * key"), all buckets at once, with the tag filter pushed down to the store as row-filter
- * data (key regex / fuzzy key), and each row decoded straight into the growing typed
- * arrays of its series. Rows of one series are found in one bucket and come in base-time
- * order, so a series' points arrive sorted and its arrays only grow.
+ * key"), all buckets at once (one scan of every bucket's range where the store serves
+ * several ranges in one request, capabilities.scanRangesInOneCall), with the tag filter
+ * pushed down to the store as row-filter data (key regex / fuzzy key), and each row
+ * decoded straight into the growing typed arrays of its series. Rows of one series are
+ * found in one bucket and come in base-time order, so a series' points arrive sorted and
+ * its arrays only grow.
  *
  * Limits: a scan that would hold more than `maxSeries` series or `maxPoints` points stops
  * with TSDB_TOO_LARGE (OpenTSDB answers such queries with 413), and so does one still
@@ -25,6 +27,7 @@ import type { Aggregator } from './aggregators.js';
 import { appendHourSummary, appendRow, appendRowBuckets, bucketsStayInRows, rowSummary, summaryUseOf } from './point-append.js';
 import type { Points } from './series.js';
 import { baseTimeOfKey, metricScanRange } from '../schema/row-key.js';
+import { readSalt } from '../schema/salt.js';
 import type { SchemaWidths } from '../schema/widths.js';
 import { DATA_FAMILY } from '../tables.js';
 import type { Tsdb } from '../tsdb.js';
@@ -241,12 +244,43 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
       for (const row of rows) onRow(row, worker, cur);
     }
   };
+  /**
+   * Every bucket in one scan of one range per bucket (ScanSpec.ranges), where the store
+   * serves that in one request (Bigtable: one ReadRows instead of one per bucket). Rows
+   * come bucket after bucket, each bucket's in key order as from its own scan.
+   */
+  const scanBucketsAtOnce = async (): Promise<void> => {
+    const ranges = Array.from({ length: buckets }, (_, salt) => metricScanRange(w, salt, req.metricUid, startSec, endSec));
+    let cur: SeriesCursor = { seen: [], next: 0 };
+    let salt = -1;
+    for await (const rows of tsdb.data.scan({
+      ranges, families: DATA_FAMILIES, borrowValues: true, batchRows: 256, filter: req.filter, signal: req.signal,
+    })) {
+      if (performance.now() - lastYield > YIELD_EVERY_MS) {
+        await new Promise<void>((resolve) => setImmediate(resolve));
+        lastYield = performance.now();
+        req.signal?.throwIfAborted();
+      }
+      checkDeadline(req.deadline);
+      for (const row of rows) {
+        const s = w.saltWidth === 0 ? 0 : readSalt(row.key, w);
+        if (s !== salt) {
+          salt = s;
+          cur = { seen: [], next: 0 };
+        }
+        onRow(row, -1, cur);
+      }
+    }
+  };
   if (req.keys !== undefined) {
     // Keys in (series, time) order: each series' rows arrive sorted, as from a bucket scan.
     const rows = await tsdb.data.get(req.keys, { families: DATA_FAMILIES, borrowValues: true, signal: req.signal });
     checkDeadline(req.deadline);
     const cur: SeriesCursor = { seen: [], next: 0 };
     for (const row of rows) if (row !== undefined) onRow(row, -1, cur);
+  } else if (decode === undefined && buckets > 1 && tsdb.store.capabilities.scanRangesInOneCall === true) {
+    await scanBucketsAtOnce();
+    if (stats !== undefined) stats.buckets += buckets;
   } else if (decode === undefined) {
     await Promise.all(Array.from({ length: buckets }, (_, salt) => scanBucket(salt)));
     if (stats !== undefined) stats.buckets += buckets;

@@ -60,6 +60,7 @@ export function bigtableCapabilities(opts: { readonly reverseScan?: boolean | un
     filters: FILTERS,
     reverseScan: opts.reverseScan ?? !emulator,
     singleWriter: false,
+    scanRangesInOneCall: true,
     durableSync: true,
     bufferedWindowMs: 0,
     autoSplit: true,

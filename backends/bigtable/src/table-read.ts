@@ -1,6 +1,7 @@
 /**
- * Gets and scans. A scan reads pages of rows (ReadRows with rowsLimit), each resumed after
- * its last row when a transient error cuts the stream, and hands them out in batches of
+ * Gets and scans. A scan reads pages of rows (ReadRows with rowsLimit; a scan of several
+ * ranges, each page one ReadRows over the ranges not yet passed), each resumed after its
+ * last row when a transient error cuts the stream, and hands them out in batches of
  * batchRows. Rows written after the scan started may or may not appear, as the Store
  * allows; each row is read atomically by Bigtable.
  */
@@ -46,17 +47,20 @@ export async function getRows(ctx: StoreContext, t: TableState, keys: readonly U
 export async function* scanRows(ctx: StoreContext, t: TableState, s: NormalizedScanSpec): AsyncGenerator<readonly Row[]> {
   checkOpen(ctx);
   throwIfAborted(s.signal);
-  let range: KeyRange | undefined = { start: s.start, end: s.end };
   const prefix = prefixOfFilter(s.filter);
-  if (prefix !== undefined) range = intersectPrefixRange(range, prefix);
-  if (range === undefined || (range.end.length > 0 && compareBytes(range.start, range.end) >= 0)) return;
+  const ranges: KeyRange[] = [];
+  for (const r of s.ranges ?? [{ start: s.start, end: s.end }]) {
+    const within = prefix === undefined ? r : intersectPrefixRange(r, prefix);
+    if (within !== undefined && (within.end.length === 0 || compareBytes(within.start, within.end) < 0)) ranges.push(within);
+  }
+  if (ranges.length === 0) return;
   const filter = readFilter(t.spec, s, ctx.clock());
   let remaining = s.limit;
   let after: Uint8Array | undefined;
   for (;;) {
     const page = Math.min(remaining, Math.max(s.batchRows, MIN_PAGE_ROWS));
-    const rows = await readPage(ctx, t, range, after, page, s.reverse, filter, s.signal);
-    t.counters.recordRead(rows.map((r) => r.key), after ?? range.start);
+    const rows = await readPage(ctx, t, ranges, after, page, s.reverse, filter, s.signal);
+    t.counters.recordRead(rows.map((r) => r.key), after ?? ranges[0]!.start);
     for (let i = 0; i < rows.length; i += s.batchRows) {
       checkOpen(ctx);
       throwIfAborted(s.signal);
@@ -78,25 +82,29 @@ export async function* scanKeys(ctx: StoreContext, t: TableState, range: KeyRang
   for (;;) {
     checkOpen(ctx);
     throwIfAborted(signal);
-    const rows = await readPage(ctx, t, range, after, batchRows, false, filter, signal);
+    const rows = await readPage(ctx, t, [range], after, batchRows, false, filter, signal);
     if (rows.length > 0) yield rows.map((r) => r.key);
     if (rows.length < batchRows) return;
     after = rows[rows.length - 1]!.key;
   }
 }
 
-/** Up to `limit` rows of `range` after (forward) or before (reverse) `after`. */
+/**
+ * Up to `limit` rows of `ranges` (sorted, not overlapping, none empty) after (forward) or
+ * before (reverse) `after`: one ReadRows, its row set every range not yet passed.
+ */
 async function readPage(
-  ctx: StoreContext, t: TableState, range: KeyRange, after: Uint8Array | undefined, limit: number,
+  ctx: StoreContext, t: TableState, ranges: readonly KeyRange[], after: Uint8Array | undefined, limit: number,
   reverse: boolean, filter: IRowFilter, signal: AbortSignal | undefined,
 ): Promise<Row[]> {
   const out: Row[] = [];
-  await guarded(ctx, `scan of table ${t.spec.name}`, () => {
+  await guarded(ctx, `scan of table ${t.spec.name}`, async () => {
     const from = out.length > 0 ? out[out.length - 1]!.key : after;
+    const rowRanges = rangesFrom(ranges, from, reverse);
+    if (rowRanges !== undefined && rowRanges.length === 0) return; // every range passed (an empty row set would read the whole table)
     const merger = new RowMerger((row) => out.push(row));
     const req: IReadRowsRequest = { tableName: t.tableName, filter, rowsLimit: String(limit - out.length) };
-    const rowRange = rangeOf(range, from, reverse);
-    if (rowRange !== undefined) req.rows = { rowRanges: [rowRange] };
+    if (rowRanges !== undefined) req.rows = { rowRanges };
     if (reverse) req.reversed = true;
     return ctx.conn.readRows(req, (r) => merger.push(r), signal);
   }, signal);
@@ -105,13 +113,27 @@ async function readPage(
 
 type RowRange = NonNullable<NonNullable<IReadRowsRequest['rows']>['rowRanges']>[number];
 
-function rangeOf(range: KeyRange, from: Uint8Array | undefined, reverse: boolean): RowRange | undefined {
-  const r: RowRange = {};
-  if (!reverse && from !== undefined) r.startKeyOpen = Buffer.from(from);
-  else if (range.start.length > 0) r.startKeyClosed = Buffer.from(range.start);
-  if (reverse && from !== undefined) r.endKeyOpen = Buffer.from(from);
-  else if (range.end.length > 0) r.endKeyOpen = Buffer.from(range.end);
-  return Object.keys(r).length === 0 ? undefined : r;
+/**
+ * The row ranges still to read once the rows up to `from` (forward) or down to `from`
+ * (reverse) have been: undefined for the whole table (no row set).
+ */
+export function rangesFrom(ranges: readonly KeyRange[], from: Uint8Array | undefined, reverse: boolean): RowRange[] | undefined {
+  const out: RowRange[] = [];
+  for (const range of ranges) {
+    const r: RowRange = {};
+    if (from !== undefined && !reverse) {
+      if (range.end.length > 0 && compareBytes(range.end, from) <= 0) continue; // passed
+      if (compareBytes(range.start, from) <= 0) r.startKeyOpen = Buffer.from(from);
+    }
+    if (from !== undefined && reverse) {
+      if (compareBytes(range.start, from) >= 0) continue; // passed
+      if (range.end.length === 0 || compareBytes(range.end, from) > 0) r.endKeyOpen = Buffer.from(from);
+    }
+    if (r.startKeyOpen === undefined && range.start.length > 0) r.startKeyClosed = Buffer.from(range.start);
+    if (r.endKeyOpen === undefined && range.end.length > 0) r.endKeyOpen = Buffer.from(range.end);
+    out.push(r);
+  }
+  return out.length === 1 && Object.keys(out[0]!).length === 0 ? undefined : out;
 }
 
 /** withRetry that reports STORE_CLOSED when the store closed under the call. */
