@@ -62,4 +62,33 @@ describe('UidTable.resolveMany', () => {
     expect([...out.values()].filter((v) => v instanceof Uint8Array)).toHaveLength(255);
     expect(hex(out)['m299']).toMatch(/All Unique IDs for metrics on 1 bytes are already assigned/);
   });
+
+  it('syncs a block with its increment and forward mappings only, and hands a name assigned buffered to a client only once durable', async () => {
+    const table = await uidTable();
+    const t = new UidTable(table, 'tagv', 3, 1000);
+    const increment = vi.spyOn(table, 'increment');
+    const cap = vi.spyOn(table, 'checkAndPut');
+    const durabilities = (): string[] => cap.mock.calls.map((c) => c[4]?.durability ?? 'sync');
+    await t.resolveMany(['a1', 'a2', 'a3'], { create: true });
+    expect(increment.mock.calls.map((c) => c[3]?.durability)).toEqual(['sync']);
+    // Reverse check-and-puts buffered, forward ones synced (they make the reverse durable).
+    expect(durabilities().sort()).toEqual(['buffered', 'buffered', 'buffered', 'sync', 'sync', 'sync']);
+    cap.mockClear();
+    increment.mockClear();
+    const assigned = new Set<string>();
+    await t.resolveMany(['b1', 'b2', 'a1'], { create: true, durability: 'buffered', assigned });
+    expect([...assigned].sort()).toEqual(['b1', 'b2']);
+    expect(durabilities()).toEqual(['buffered', 'buffered', 'buffered', 'buffered']);
+    // b1 is not durable yet: getOrCreateId writes a synced barrier before answering.
+    increment.mockClear();
+    expect(idKey(await t.getOrCreateId('b1'))).toBe('000004');
+    expect(increment.mock.calls.map((c) => [c[2], c[3]?.durability])).toEqual([[0n, 'sync']]);
+    // Once the caller's synced write said so (or the barrier ran), no barrier.
+    await t.resolveMany(['c1'], { create: true, durability: 'buffered' });
+    t.synced(['c1']);
+    increment.mockClear();
+    await t.getOrCreateId('c1');
+    await t.getOrCreateId('b2');
+    expect(increment).not.toHaveBeenCalled();
+  });
 });
