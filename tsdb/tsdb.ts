@@ -148,7 +148,7 @@ export class Tsdb {
     this.indexCleanup = !config.retentionCleanup || !this.hasRetention ? undefined : new IndexCleanup({
       data, postings, widths: this.widths, retention: this.retentionConfig, index: this.index, gate: this.catalog.gate,
       uids: { metric: this.catalog.metrics, tagk: this.catalog.tagks, tagv: this.catalog.tagvs },
-      dropEntry: (key) => this.catalog.series.drop(key), inflightPoints: () => this.ingest.stats().inflightPoints, now,
+      dropEntry: (key) => this.catalog.series.drop(key), writesEnded: (ms) => this.ingest.callsEnded(ms), now,
     });
     // Kept where this process is the one writer, or hears of the others' writes (change log).
     const hints = (this.newestHours = this.catalog.newestHours);

@@ -10,15 +10,16 @@
  *     row in the hours kept (one scan of those rows per salt bucket, as queries read them).
  *  2. Their writer entries are dropped and they are marked retiring (creation-gate.ts): a
  *     write of one from now on goes through Catalog.recordSeries, which records it again
- *     and takes it off the mark. Then the pass waits until no point is in flight, so every
- *     write that used an entry from before has landed where step 4 reads.
+ *     and takes it off the mark. Then the pass waits until every write call made before has
+ *     ended (Ingest.callsEnded), so every write that used an entry from before has landed
+ *     where step 4 reads (later calls cannot hold a dropped entry).
  *  3. The creation gate closes: no series is recorded until the pass ends.
  *  4. The candidates still marked are checked again (step 1's scan): those still without a
  *     kept row are removed: index row, postings, and the value rows left with no posting.
  *  5. The UIDs of removed series that no series left in the index carries are deleted and
  *     retired: a series carrying one is refused (retryable) rather than recorded.
  *  6. The gate opens; writers waiting there record their series as new.
- * A pass that cannot drain the writes in flight within DRAIN_MS gives up (retried at the
+ * A pass whose earlier write calls do not end within DRAIN_MS gives up (retried at the
  * next pass).
  */
 import { compareBytes, latin1, prefixEnd, toHex } from '../../core/api/bytes.js';
@@ -50,8 +51,8 @@ export interface IndexCleanupDeps {
   readonly gate: CreationGate;
   /** Drops the writer's entry of a series (TSUID as latin1). */
   readonly dropEntry: (tsuidKey: string) => void;
-  /** Points accepted and not yet acknowledged. */
-  readonly inflightPoints: () => number;
+  /** Resolves true once every write call made before it has ended (false after the timeout). */
+  readonly writesEnded: (timeoutMs: number) => Promise<boolean>;
   readonly now: () => number;
   readonly log?: (msg: string) => void;
 }
@@ -245,13 +246,8 @@ export class IndexCleanup {
     }
   }
 
-  /** Waits until no point is in flight; false after DRAIN_MS. */
-  private async drained(): Promise<boolean> {
-    const until = Date.now() + DRAIN_MS;
-    while (this.d.inflightPoints() > 0) {
-      if (Date.now() > until || this.stopped) return false;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-    return true;
+  /** Waits until every write call made before now has ended; false after DRAIN_MS. */
+  private drained(): Promise<boolean> {
+    return this.d.writesEnded(DRAIN_MS);
   }
 }

@@ -120,6 +120,8 @@ export class Ingestor {
   private lastWriteTs = 0;
   private callSeq = 0;
   private inflight = 0;
+  /** Sequence numbers of the write calls not yet ended (callsEnded). */
+  private readonly callsOpen = new Set<number>();
   private waiters: Array<() => void> = [];
   private group: WriteGroup | undefined;
   private groupsInFlight = 0;
@@ -214,6 +216,24 @@ export class Ingestor {
   }
 
   /**
+   * Resolves once every write call made before this one has ended (stored or failed), or
+   * with false after `timeoutMs`. A caller that dropped series entries (the index cleanup)
+   * then knows no write still holds one: put() takes its entries and calls write() in one
+   * synchronous step.
+   */
+  async callsEnded(timeoutMs: number): Promise<boolean> {
+    const upTo = this.callSeq;
+    const until = Date.now() + timeoutMs;
+    for (;;) {
+      let open = false;
+      for (const s of this.callsOpen) if (s <= upTo) open = true;
+      if (!open) return true;
+      if (Date.now() > until) return false;
+      await new Promise((r) => setTimeout(r, 5));
+    }
+  }
+
+  /**
    * Writes `points`; resolves with one outcome per point once the good ones are durable
    * (per `durability`, default the config's). Rejects with TSDB_OVERLOADED before doing
    * anything when the pipeline is full and `admit` is 'reject' (the default), and with
@@ -232,6 +252,7 @@ export class Ingestor {
     const n = points.length + (known?.count ?? 0);
     const seq = ++this.callSeq;
     this.inflight += n;
+    this.callsOpen.add(seq);
     // A call that cannot queue its points at once (it resolves series, or an earlier call
     // has not queued yet) makes the later calls wait for it.
     const prior = this.queuedTail;
@@ -280,6 +301,7 @@ export class Ingestor {
     } finally {
       queuedNow?.();
       this.inflight -= n;
+      this.callsOpen.delete(seq);
       if (!this.overloaded() && this.waiters.length > 0) {
         const w = this.waiters;
         this.waiters = [];

@@ -179,4 +179,29 @@ describe('index cleanup', () => {
       await tsdb.close();
     }
   });
+
+  it('refuses to record a series carrying a removed UID, and gives the name a new one when written again', async () => {
+    const clock = { now: T0 };
+    const tsdb = await openTsdb(clock);
+    try {
+      await tsdb.ingest.write([pt('m.b', T0, 2, { host: 'gone' })]);
+      const [old] = await tsdb.index.tsuids(new Uint8Array(0), 10);
+      clock.now = T0 + 6 * HOUR;
+      await tsdb.indexCleanup!.runOnce();
+      expect(await tsdb.metrics.getId('m.b')).toBeUndefined();
+      // A series built from names resolved before the removal (a stale cache): refused, retryable.
+      const [verdict] = await tsdb.catalog.recordSeries([old!], clock.now);
+      expect(verdict).toMatchObject({ code: 'TSDB_OVERLOADED' });
+      expect(await tsdb.index.tsuids(new Uint8Array(0), 10)).toEqual([]);
+      // Written again: new ids, above the old ones.
+      await tsdb.ingest.write([pt('m.b', clock.now, 3, { host: 'gone' })]);
+      const [again] = await tsdb.index.tsuids(new Uint8Array(0), 10);
+      const w = tsdb.widths;
+      expect(Buffer.compare(again!.subarray(0, w.metric), old!.subarray(0, w.metric))).toBe(1);
+      expect(Buffer.compare(again!.subarray(again!.length - w.tagv), old!.subarray(old!.length - w.tagv))).toBe(1);
+      expect((await readSeries(tsdb, 'm.b', { host: 'gone' }, T0, clock.now)).map((p) => p.value)).toEqual([3]);
+    } finally {
+      await tsdb.close();
+    }
+  });
 });
