@@ -1,5 +1,5 @@
 /**
- * Fuzzes /api/put's decoders (the JSON byte scanner put-json-fast.ts, JSON.parse, msgpack,
+ * Fuzzes /api/put's decoders (the JSON byte parser put-json.ts, msgpack,
  * gzip) in-process through fastify's inject, with seeded input:
  *  - arrays of one good point plus points whose fields were replaced by random JSON
  *    values or nasty tokens, as JSON and as msgpack (?details);

@@ -1,7 +1,7 @@
 /**
  * Series by the raw bytes of a telnet line's (or a JSON datapoint's) metric and tags: a
  * hash of the bytes picks a bucket, and the bytes themselves are compared, so a hit costs
- * no string and no allocation. Only series the general path validated and resolved are
+ * no string and no allocation. Only series named, validated and resolved by name are
  * added, so a hit means the same bytes parsed before into exactly this series. Bounded in
  * bytes (a slot costs BYTE_SLOT_BYTES beside its key, memory/catalog-memory.ts), in two
  * generations as TwoGenCache: a hit in the old one moves the slot to the young one, and

@@ -3,7 +3,7 @@
  * `put` (`<metric> <ts> <value> <k=v>...`); blank lines and `#` comments are skipped;
  * gzip files (by `.gz` or by their magic bytes) are decompressed on the fly.
  *
- * Files are streamed (never loaded whole), parsed with parsePutWords, checked as the
+ * Files are streamed (never loaded whole), parsed with parsePutLine, checked as the
  * writer checks them, and written in batches of ~10k points with 'buffered' durability
  * while the next batch is parsed; the last batch is written 'sync'. Like OpenTSDB the run
  * stops at the first bad line, reported as `file:line: message`, with every earlier line
@@ -23,7 +23,7 @@ import { isTsdbError } from '../errors.js';
 import type { Tsdb } from '../tsdb.js';
 import { validatePointValue, validateSeries } from '../write/data-point.js';
 import type { IncomingPoint } from '../write/data-point.js';
-import { parsePutWords, splitWords } from '../write/line-parser.js';
+import { newPutLineFields, parsePutLine, splitWords } from '../write/put-line.js';
 import { pointsOf } from '../write/put-entry.js';
 import { Progress, formatSeconds } from './progress.js';
 import type { CliWriter, ProgressOptions } from './progress.js';
@@ -122,6 +122,7 @@ export async function importFiles(
   const bytesTotal = files.reduce((s, f) => s + f.size, 0);
   const { maxTags, allowSpecialChars } = tsdb.config;
   const validated = new Set<string>();
+  const fields = newPutLineFields();
   let bytesRead = 0;
   let points = 0;
   let lines = 0;
@@ -181,7 +182,8 @@ export async function importFiles(
         const words = splitWords(line);
         if (words.length === 0 || words[0]!.startsWith('#')) continue;
         try {
-          const p = parsePutWords(words);
+          const bytes = Buffer.from(line);
+          const p = parsePutLine(bytes, 0, bytes.length, 0, fields);
           const key = p.seriesText;
           if (key === undefined || !validated.has(key)) {
             validateSeries(p, maxTags, allowSpecialChars);

@@ -19,7 +19,7 @@ import type { FormatOptions } from './format-json.js';
 import type { PackedSeries } from './packed-series.js';
 import type { PipelineSpec } from './pipeline.js';
 import { RowPacker } from './row-pack.js';
-import type { JsonPutScan } from '../write/put-json-fast.js';
+import type { JsonPutScan } from '../write/put-json.js';
 
 /**
  * Bytes of packed rows that make one message to a worker: small enough that a worker
@@ -38,8 +38,8 @@ export interface DecodeSessionOptions {
 
 /** A scanned /api/put body (DecodePool.scanPut). */
 export interface PutScanResult {
-  /** undefined: not a body the scan takes (the caller parses it whole). */
-  readonly scan: JsonPutScan | undefined;
+  /** Its datapoints, or its error. */
+  readonly scan: JsonPutScan;
   /** The body, to read the scan by: the caller's bytes, moved there and back or kept. */
   readonly bytes: Buffer;
 }
@@ -146,7 +146,7 @@ export class DecodePool {
   }
 
   /**
-   * An /api/put JSON body scanned on a worker (put-json-fast.ts scanPutJson: the columns
+   * An /api/put JSON body scanned on a worker (put-json.ts scanPutJson: the columns
    * come back transferred). A body that owns its whole ArrayBuffer (what fastify gathers
    * from several chunks) is moved to the worker and back instead of copied: `bytes` is
    * detached (length 0) until the promise settles, and the caller reads the body from the
@@ -166,7 +166,7 @@ export class DecodePool {
     const m = await p;
     if (m.error !== undefined) throw errorFromWire(m.error);
     const body = owned ? Buffer.from(m.body.buffer, m.body.byteOffset, m.body.byteLength) : bytes;
-    return { scan: m.scan ?? undefined, bytes: body };
+    return { scan: m.scan!, bytes: body };
   }
 
   private failAll(err: Error): void {

@@ -8,7 +8,7 @@
  * Messages in:  {type:'begin', sid, startMs, endMs, maxPoints, spec?} | {type:'rows', sid, bytes}
  *               | {type:'end', sid} | {type:'cancel', sid}
  *               | {type:'format', sid, series, opts} (format-parallel.ts: a part of an answer's JSON; series packed)
- *               | {type:'scanPut', sid, bytes} (an /api/put JSON body scanned: put-json-fast.ts scanPutJson)
+ *               | {type:'scanPut', sid, bytes} (an /api/put JSON body scanned: put-json.ts scanPutJson)
  * Messages out: {sid, series:[{index, raw, points}]} | {sid, bytes}
  *               | {sid, scan, body, error?} (scanPut: the body transferred back, with its scan or the error)
  *               | {sid, error:{name, code?, message}}
@@ -27,8 +27,8 @@ import type { PipelineSpec } from './pipeline.js';
 import { appendRow, appendRowBuckets, rowDownsampleOf } from './point-append.js';
 import type { RowDownsample } from './point-append.js';
 import { unpackRows } from './row-pack.js';
-import { scanBuffers, scanPutJson } from '../write/put-json-fast.js';
-import type { JsonPutScan } from '../write/put-json-fast.js';
+import { scanBuffers, scanPutJson } from '../write/put-json.js';
+import type { JsonPutScan } from '../write/put-json.js';
 import type { Points } from './series.js';
 
 export type WorkerIn =
@@ -132,8 +132,8 @@ parentPort!.on('message', (m: WorkerIn) => {
     // The body goes back to the main thread (transferred) with its scan, or with the error.
     const back = [m.bytes.buffer as ArrayBuffer];
     try {
-      const scan = scanPutJson(m.bytes) ?? null;
-      post({ sid: m.sid, scan, body: m.bytes }, scan === null ? back : [...scanBuffers(scan), ...back]);
+      const scan = scanPutJson(m.bytes);
+      post({ sid: m.sid, scan, body: m.bytes }, [...scanBuffers(scan), ...back]);
     } catch (err) {
       post({ sid: m.sid, scan: null, body: m.bytes, error: wireError(err) }, back);
     }

@@ -54,7 +54,7 @@ export function installBodyParsers(app: FastifyInstance): void {
 
 /**
  * A JSON body not parsed yet: routes that read JSON call jsonBody(); /api/put scans the
- * bytes itself (write/put-json-fast.ts) and parses only what it must.
+ * bytes itself (write/put-json.ts).
  */
 export class RawJson {
   readonly bytes: Buffer;

@@ -34,7 +34,7 @@ import { TsdbError, isTsdbError } from '../errors.js';
 import type { SchemaWidths } from '../schema/widths.js';
 import { validatePointValue } from './data-point.js';
 import type { IncomingPoint } from './data-point.js';
-import { KnownSeriesPoints, newScannedPoint } from './put-entry.js';
+import { KnownSeriesPoints, newScannedPoint, writableAsScanned } from './put-entry.js';
 import type { PointOutcome, PointSource } from './put-entry.js';
 import { SeriesCreator } from './series-creation.js';
 import type { DirtyMark } from './dirty-mark.js';
@@ -176,10 +176,13 @@ export class Ingestor {
     const points: IncomingPoint[] = [];
     const origin: number[] = [];
     let outcomes: PointOutcome[];
+    // The point looked up last: a scanned point's sameTags hint holds only after its previous point's lookup.
+    let looked = -1;
     try {
       for (let i = 0; i < n; i++) {
-        if (cache !== undefined && source.scan(i, sp)) {
-          const e = cache.get(sp.buf, sp.metricStart, sp.metricEnd, sp.tagsStart, sp.tagsEnd, sp.sameTags);
+        if (cache !== undefined && source.scan(i, sp) && writableAsScanned(sp)) {
+          const e = cache.get(sp.buf, sp.metricStart, sp.metricEnd, sp.tagsStart, sp.tagsEnd, sp.sameTags && looked === i - 1);
+          looked = i;
           if (e !== undefined) {
             known.add(e, sp.timestamp, sp.value, sp.isInt, points.length);
             continue;

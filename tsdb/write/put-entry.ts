@@ -13,23 +13,42 @@
  * `parse`, with its own error messages; it writes no loop of its own.
  */
 import type { TsdbError } from '../errors.js';
+import { MAX_MS_TIMESTAMP } from './data-point.js';
 import type { IncomingPoint } from './data-point.js';
 import type { SeriesEntry } from './write-group.js';
-import type { FastPut } from './put-line-fast.js';
 
 /** A point's outcome: undefined when stored, else the error that rejected it. */
 export type PointOutcome = TsdbError | undefined;
 
-/** A point scanned from its bytes: where its series bytes are, and its numbers. */
-export interface ScannedPoint extends FastPut {
+/**
+ * A point scanned from its bytes: where its series bytes are (its metric, its tags), and
+ * its numbers as the protocol's parser read them (not yet checked: a timestamp out of
+ * range, a value not finite or an integer beyond 2^53 take the named path, whose check
+ * gives OpenTSDB's message).
+ */
+export interface ScannedPoint {
   /** The bytes the ranges point into (a telnet chunk, a JSON body). */
   buf: Uint8Array;
+  metricStart: number;
+  metricEnd: number;
+  tagsStart: number;
+  tagsEnd: number;
+  timestamp: number;
+  value: number;
+  isInt: boolean;
+  /** The exact integer when |value| > 2^53 − 1. */
+  big: bigint | undefined;
   /** The tag bytes equal those of the previous point scanned (SeriesByteCache.get's hint). */
   sameTags: boolean;
 }
 
 export function newScannedPoint(): ScannedPoint {
-  return { buf: EMPTY, metricStart: 0, metricEnd: 0, tagsStart: 0, tagsEnd: 0, timestamp: 0, value: 0, isInt: false, sameTags: false };
+  return { buf: EMPTY, metricStart: 0, metricEnd: 0, tagsStart: 0, tagsEnd: 0, timestamp: 0, value: 0, isInt: false, big: undefined, sameTags: false };
+}
+
+/** A scanned point the known-series path may write as it is (validatePointValue would pass it; no exact long to keep). */
+export function writableAsScanned(p: ScannedPoint): boolean {
+  return p.big === undefined && p.timestamp > 0 && p.timestamp <= MAX_MS_TIMESTAMP && Number.isFinite(p.value);
 }
 
 const EMPTY = new Uint8Array(0);
@@ -44,8 +63,9 @@ export interface PointSource {
   readonly protocol: string | undefined;
   /**
    * Point i read from its bytes into `out` (a series' metric and tag ranges, its time and
-   * value), without validating names: true when it could be, false when it must be parsed
-   * (an unusual shape, or no byte form). Only asked when `protocol` is set.
+   * value) by the protocol's one parser, without validating names: true when it could be,
+   * false when it has no byte form or is bad (`parse` then says why). Only asked when
+   * `protocol` is set.
    */
   scan(i: number, out: ScannedPoint): boolean;
   /** Point i in full; throws TsdbError with the protocol's message when it is bad. */
@@ -58,7 +78,7 @@ export function pointsOf(points: readonly IncomingPoint[]): PointSource {
 }
 
 /**
- * Points whose series the caller already resolved (the telnet and JSON fast paths),
+ * Points whose series the caller already resolved (scanned points the byte cache knew),
  * validated, in columns sized for the call (no growth, no object per point), and where
  * they fall among the call's other points: known point i comes after `generalBefore[i]`
  * of them, so the call's points join the group in the order they came (the later of two

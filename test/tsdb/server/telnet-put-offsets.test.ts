@@ -1,17 +1,19 @@
 /**
  * Put lines by offset (line-splitter.ts pushTo, PutLines, tsdb-telnet-backend.ts) against
  * the straightforward path they replaced: the stream split into one decoded line each,
- * and every put line parsed by words (putWords + parsePutWords) and written as points.
+ * and every put line parsed by the plain reference (test/helpers/put-reference.ts) and
+ * written as points.
  * Random and mangled lines, random chunk boundaries; the replies, in order, and every
  * stored point must be the same.
  */
 import { describe, expect, it } from 'vitest';
 import { Random } from '../../../core/util/random.js';
-import { decodeLine, LineSplitter, putWords } from '../../../tsdb/server/telnet/line-splitter.js';
+import { decodeLine, LineSplitter } from '../../../tsdb/server/telnet/line-splitter.js';
 import { PutLines } from '../../../tsdb/server/telnet/telnet-backend.js';
 import { telnetError, tsdbTelnetBackend } from '../../../tsdb/server/telnet/tsdb-telnet-backend.js';
 import { readSeries } from '../../../tsdb/query/series-reader.js';
-import { parsePutWords } from '../../../tsdb/write/line-parser.js';
+import { TsdbError } from '../../../tsdb/errors.js';
+import { refPutLine } from '../../helpers/put-reference.js';
 import type { Tsdb } from '../../../tsdb/tsdb.js';
 import { openFixture } from '../helpers/tsdb-fixture.js';
 
@@ -126,17 +128,19 @@ describe('telnet put lines of one batch', () => {
   });
 });
 
-/** The replies of the word-by-word path: parse errors, then write outcomes, in line order. */
+/** The replies of the plain path: the reference's parse errors, then write outcomes, in line order. */
 async function generalPath(tsdb: Tsdb, lines: readonly string[]): Promise<string[]> {
   const replies: (string | undefined)[] = new Array(lines.length);
   const points = [];
   const origin: number[] = [];
   for (let i = 0; i < lines.length; i++) {
-    try {
-      points.push(parsePutWords(putWords(Buffer.from(lines[i]!))));
+    // The words after the first (`put`).
+    const p = refPutLine(decodeLine(Buffer.from(lines[i]!)).replace(/^[ \t\r]*[^ \t\r]*/, ''));
+    if ('error' in p) {
+      replies[i] = telnetError(new TsdbError(p.error.code as never, p.error.message));
+    } else {
+      points.push(p);
       origin.push(i);
-    } catch (err) {
-      replies[i] = telnetError(err);
     }
   }
   const outcomes = await tsdb.ingest.write(points, { admit: 'wait' });

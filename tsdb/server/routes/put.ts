@@ -22,9 +22,10 @@ import { valueOfJson } from '../../write/data-point.js';
 import type { MemoryGuard } from '../../memory/guard.js';
 import type { Tsdb } from '../../tsdb.js';
 import { sendError } from '../http-errors.js';
-import { RawJson, jsonBody } from '../body-parsers.js';
-import { scanPutJson } from '../../write/put-json-fast.js';
-import type { JsonPutScan } from '../../write/put-json-fast.js';
+import { RawJson } from '../body-parsers.js';
+import { BAD_JSON, READ_WHOLE, scanPutJson } from '../../write/put-json.js';
+import type { JsonPutScan } from '../../write/put-json.js';
+import { jsonPoint } from '../../write/put-json-point.js';
 import type { PointOutcome, PointSource } from '../../write/put-entry.js';
 
 interface PutQuery {
@@ -38,18 +39,16 @@ export function registerPutRoutes(app: FastifyInstance, tsdb: Tsdb, memory: Pick
     const q = req.query as PutQuery;
     const opts = q.sync !== undefined ? { durability: 'sync' as const } : {};
     if (req.body === undefined || req.body === null) return sendError(reply, 400, 'Missing request content');
-    let given = req.body;
-    if (given instanceof RawJson) {
+    if (req.body instanceof RawJson) {
       // A body scanned on a worker comes back as new bytes (moved there and back).
-      const { scan, bytes } = await scanBody(tsdb, given.bytes);
-      if (scan !== undefined) {
-        if (scan.count === 0) return sendError(reply, 400, 'No datapoints found in content');
-        return respond(reply, q, scan.count, await writeScanned(tsdb, bytes, scan, opts));
-      }
-      if (bytes !== given.bytes) given = new RawJson(bytes);
+      const { scan, bytes } = await scanBody(tsdb, req.body.bytes);
+      if (scan.error === BAD_JSON) throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', BAD_JSON);
+      if (scan.error !== undefined) return sendError(reply, 400, scan.error);
+      if (scan.count === 0) return sendError(reply, 400, 'No datapoints found in content');
+      return respond(reply, q, scan.count, await writeScanned(tsdb, bytes, scan, opts));
     }
-    const body = jsonBody(given);
-    if (body === undefined || body === null) return sendError(reply, 400, 'Missing request content');
+    // msgpack: decoded already.
+    const body = req.body;
     if (typeof body !== 'object') return sendError(reply, 400, 'The JSON must start as an object or an array');
     const raw: readonly unknown[] = Array.isArray(body) ? body : [body];
     if (raw.length === 0) return sendError(reply, 400, 'No datapoints found in content');
@@ -75,7 +74,7 @@ export const WORKER_SCAN_MIN_BYTES = 64 << 10;
  * serves others), with the bytes to read the body from afterwards (the worker's, when the
  * body was moved to it: DecodePool.scanPut).
  */
-async function scanBody(tsdb: Tsdb, bytes: Buffer): Promise<{ scan: JsonPutScan | undefined; bytes: Buffer }> {
+async function scanBody(tsdb: Tsdb, bytes: Buffer): Promise<{ scan: JsonPutScan; bytes: Buffer }> {
   const pool = tsdb.config.ingestPutWorkerScan && bytes.length >= WORKER_SCAN_MIN_BYTES ? tsdb.queryDecodePool() : undefined;
   if (pool === undefined) return { scan: scanPutJson(bytes), bytes };
   try {
@@ -93,51 +92,48 @@ interface PointError {
   readonly error: string;
 }
 
-/** Writes datapoints given as objects (msgpack, or JSON the scanner declined); returns the rejected ones. */
+/** Writes datapoints given as objects (msgpack); returns the rejected ones. */
 async function writeObjects(tsdb: Tsdb, raw: readonly unknown[], opts: { durability?: 'sync' }): Promise<PointError[]> {
   const source: PointSource = { count: raw.length, protocol: undefined, scan: () => false, parse: (i) => pointOfJson(raw[i]) };
-  return errorsOf(await tsdb.ingest.put(source, opts), raw);
+  return errorsOf(await tsdb.ingest.put(source, opts), (i) => raw[i]);
 }
 
 /**
- * Writes a scanned JSON body through the ingest entry: datapoints the scanner read are
- * offered by their bytes (known series need nothing more); the others are parsed one by
- * one (and, once written, teach the byte cache their series).
+ * Writes a scanned JSON body through the ingest entry: datapoints the scan read whole are
+ * offered by their bytes (known series need nothing more); the others are made points
+ * from the scan one by one (and, once written, teach the byte cache their series).
  */
 async function writeScanned(tsdb: Tsdb, bytes: Buffer, scan: JsonPutScan, opts: { durability?: 'sync' }): Promise<PointError[]> {
-  const objects: unknown[] = new Array(scan.count);
   const source: PointSource = {
     count: scan.count,
     protocol: 'json',
     scan(k, out) {
-      if (scan.fast[k] !== 1) return false;
+      if (scan.kind[k] !== READ_WHOLE) return false;
       out.buf = bytes;
-      out.metricStart = scan.metricStart[k]!;
-      out.metricEnd = scan.metricEnd[k]!;
+      // The metric's bytes inside its quotes.
+      out.metricStart = scan.metricStart[k]! + 1;
+      out.metricEnd = scan.metricEnd[k]! - 1;
       out.tagsStart = scan.tagsStart[k]!;
       out.tagsEnd = scan.tagsEnd[k]!;
       out.timestamp = scan.timestamp[k]!;
       out.value = scan.value[k]!;
       out.isInt = scan.isInt[k] === 1;
-      // The previous datapoint was scanned too, so the cache's previous lookup was its.
+      out.big = undefined;
       out.sameTags = scan.sameTags[k] === 1;
       return true;
     },
-    parse(k) {
-      const o: unknown = JSON.parse(bytes.toString('utf8', scan.objStart[k], scan.objEnd[k]));
-      objects[k] = o;
-      return pointOfJson(o);
-    },
+    parse: (k) => jsonPoint(bytes, scan, k),
   };
-  return errorsOf(await tsdb.ingest.put(source, opts), objects);
+  // A rejected datapoint is echoed (?details) as the value its bytes are.
+  return errorsOf(await tsdb.ingest.put(source, opts), (k) => JSON.parse(bytes.toString('utf8', scan.objStart[k], scan.objEnd[k])));
 }
 
 /** The rejected datapoints of a put, in order. */
-function errorsOf(outcomes: readonly PointOutcome[], datapoints: readonly unknown[]): PointError[] {
+function errorsOf(outcomes: readonly PointOutcome[], datapoint: (i: number) => unknown): PointError[] {
   const errors: PointError[] = [];
   for (let i = 0; i < outcomes.length; i++) {
     const o = outcomes[i];
-    if (o !== undefined) errors.push({ index: i, datapoint: datapoints[i], error: o.message });
+    if (o !== undefined) errors.push({ index: i, datapoint: datapoint(i), error: o.message });
   }
   return errors;
 }
@@ -157,7 +153,7 @@ function respond(reply: FastifyReply, q: PutQuery, total: number, errors: readon
 }
 
 /**
- * A JSON/msgpack datapoint as an IncomingPoint. The series key is built straight from the
+ * A msgpack datapoint as an IncomingPoint. The series key is built straight from the
  * tags object; the [k, v] pairs are made only when the writer asks for them (a series it
  * has not seen), so a point of a known series costs one object and one string.
  */
@@ -187,7 +183,7 @@ class JsonPoint implements IncomingPoint {
   }
 }
 
-/** One JSON/msgpack datapoint → IncomingPoint; throws TsdbError with OpenTSDB's per-point messages. */
+/** One msgpack datapoint → IncomingPoint; throws TsdbError with OpenTSDB's per-point messages (those of put-json-point.ts). */
 export function pointOfJson(o: unknown): IncomingPoint {
   if (o === null || typeof o !== 'object' || Array.isArray(o)) throw illegal('Datapoint must be an object');
   const d = o as { metric?: unknown; timestamp?: unknown; value?: unknown; tags?: unknown };

@@ -15,7 +15,7 @@
  *   exist (collectd's double and trailing spaces are harmless).
  */
 import { isUtf8 } from 'node:buffer';
-import { splitWords } from '../../write/line-parser.js';
+import { splitWords } from '../../write/put-line.js';
 
 export { splitWords };
 

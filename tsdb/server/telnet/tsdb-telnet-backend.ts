@@ -1,12 +1,12 @@
 /**
- * The telnet backend over a Tsdb: parses `put` words (write/line-parser.ts), writes the
+ * The telnet backend over a Tsdb: reads `put` lines (write/put-line.ts), writes the
  * good points of a batch in one call, and words failures as OpenTSDB does:
  *   put: illegal argument: <msg>   (validation)
  *   put: invalid value: <msg>      (a number that does not parse)
  *   put: unknown metric: <msg>     (auto-create off and the name has no UID)
- * The lines go to the one ingest entry (Ingestor.put) as a source: scanned where they lie
- * in the received chunks (no strings, no objects) for series seen before, parsed by the
- * general parser otherwise; both kinds join the write in line order.
+ * The lines go to the one ingest entry (Ingestor.put) as a source: read where they lie in
+ * the received chunks (no strings, no objects), and named only when their series' bytes
+ * are not known yet; both kinds join the write in line order.
  * Storage failures reject the batch; the session answers `put: HBase error: …` per line
  * (only when `telnetReturnErrors`, as tsd.rpc.telnet.return_errors).
  */
@@ -14,10 +14,8 @@ import { TsdbError } from '../../errors.js';
 import type { MemoryGuard } from '../../memory/guard.js';
 import type { Tsdb } from '../../tsdb.js';
 import { VERSION } from '../../version.js';
-import { parsePutWords } from '../../write/line-parser.js';
 import type { PointSource } from '../../write/put-entry.js';
-import { parsePutFast } from '../../write/put-line-fast.js';
-import { putWords } from './line-splitter.js';
+import { parsePutLine, readPutLine } from '../../write/put-line.js';
 import type { PutLines, TelnetBackend } from './telnet-backend.js';
 
 /**
@@ -62,8 +60,8 @@ export function tsdbTelnetBackend(tsdb: Tsdb, status: () => string = () => 'ok',
 }
 
 /**
- * A batch of `put` lines as the ingest entry reads them (write/put-entry.ts): scanned
- * where they lie in the received chunks (put-line-fast.ts), or parsed from their words.
+ * A batch of `put` lines as the ingest entry reads them (write/put-entry.ts): read where
+ * they lie in the received chunks (write/put-line.ts), the words after `put`.
  */
 export function putLineSource(batch: PutLines): PointSource {
   return {
@@ -71,11 +69,15 @@ export function putLineSource(batch: PutLines): PointSource {
     protocol: 'telnet',
     scan(i, out) {
       const buf = batch.buf(i);
+      const start = batch.start(i);
       out.buf = buf;
       out.sameTags = false;
-      return parsePutFast(buf, batch.start(i), batch.end(i), out);
+      return readPutLine(buf, start, batch.end(i), start + 3, out) === undefined;
     },
-    parse: (i) => parsePutWords(putWords(batch.line(i))),
+    parse(i) {
+      const start = batch.start(i);
+      return parsePutLine(batch.buf(i), start, batch.end(i), start + 3);
+    },
   };
 }
 
