@@ -76,6 +76,8 @@ export class Tsdb {
   readonly catalog: Catalog<SeriesEntry>;
   /** The series side of sub-queries, kept by the catalog (query/series-plan.ts). */
   readonly seriesPlans: KeptByMetric<SeriesPlan>;
+  /** Every series of a metric as the index lists it, kept by the catalog (seriesOfMetric). */
+  private readonly metricSeries: KeptByMetric<readonly Uint8Array[]>;
   /** The catalog's UID tables and series index. */
   readonly metrics: UidTable;
   readonly tagks: UidTable;
@@ -131,6 +133,7 @@ export class Tsdb {
     this.tagvs = this.catalog.tagvs;
     this.index = this.catalog.index;
     this.seriesPlans = this.catalog.keepByMetric<SeriesPlan>(MAX_SERIES_PLANS, planBytes);
+    this.metricSeries = this.catalog.keepByMetric<readonly Uint8Array[]>(MAX_SERIES_PLANS, seriesListBytes);
     this.storeCompresses = storeCompresses;
     // This server in the claims and the compaction ledger it keeps beside the change log.
     const server = randomBytes(8);
@@ -320,7 +323,24 @@ export class Tsdb {
     }
   }
 
+  /**
+   * Every series of a metric in the series index, sorted (SeriesIndex.ofMetric), kept while
+   * the catalog holds it (a new series of the metric, here or on another server, a rename
+   * or dropCaches makes it read again) and dropped at every delete: /api/query/last asks for
+   * it at every request, one read of the index each on a remote store. Read only.
+   */
+  async seriesOfMetric(metricUid: Uint8Array, signal?: AbortSignal): Promise<readonly Uint8Array[]> {
+    const key = latin1(metricUid);
+    const hit = this.metricSeries.get(key);
+    if (hit !== undefined) return hit;
+    const at = this.catalog.stamp();
+    const list = await this.index.ofMetric(metricUid, signal);
+    this.metricSeries.set(key, list, metricUid, at);
+    return list;
+  }
+
   private forgetNewestPoints(): void {
+    this.metricSeries.clear();
     this.lastValues?.clear();
     this.newestHours?.distrustAll();
   }
@@ -470,4 +490,11 @@ async function checkSchemaRecord(uid: Table, w: SchemaWidths): Promise<void> {
 async function isEmpty(t: Table): Promise<boolean> {
   for await (const rows of t.scan({ limit: 1 })) if (rows.length > 0) return false;
   return true;
+}
+
+/** Heap bytes of a kept series list, by estimate: the array and each TSUID (object and bytes). */
+function seriesListBytes(list: readonly Uint8Array[]): number {
+  let n = 64 + 8 * list.length;
+  for (const t of list) n += 96 + t.length;
+  return n;
 }

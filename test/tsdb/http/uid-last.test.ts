@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { FastifyInstance } from 'fastify';
 import { buildServer } from '../../../tsdb/server/build-server.js';
 import { javaDouble } from '../../../tsdb/query/format-json.js';
@@ -44,6 +44,23 @@ describe('/api/uid', () => {
 });
 
 describe('/api/query/last', () => {
+  it('keeps a metric\'s series between requests, and lists a series new since at once', async () => {
+    const { app, tsdb } = await server();
+    const put = (points: unknown[]) => app.inject({ method: 'POST', url: '/api/put', payload: points });
+    const last = async () => (await app.inject({ method: 'POST', url: '/api/query/last', payload: { queries: [{ metric: 'm', tags: {} }], resolveNames: true } })).json() as Array<{ tags: { host: string } }>;
+    expect((await put([{ metric: 'm', timestamp: T0, value: 1, tags: { host: 'a' } }])).statusCode).toBe(204);
+    const reads = vi.spyOn(tsdb.index, 'ofMetric');
+    expect((await last()).map((p) => p.tags.host)).toEqual(['a']);
+    expect((await last()).map((p) => p.tags.host)).toEqual(['a']);
+    expect(reads).toHaveBeenCalledTimes(1);
+    expect((await put([{ metric: 'm', timestamp: T0 + 1, value: 2, tags: { host: 'b' } }])).statusCode).toBe(204);
+    expect((await last()).map((p) => p.tags.host).sort()).toEqual(['a', 'b']);
+    expect(reads).toHaveBeenCalledTimes(2);
+    tsdb.dropCaches();
+    expect((await last()).map((p) => p.tags.host).sort()).toEqual(['a', 'b']);
+    expect(reads).toHaveBeenCalledTimes(3);
+  });
+
   it('returns the newest point per series, however old without a back-scan, within it with one', async () => {
     const { app, tsdb, clock } = await server();
     const put = (points: unknown[]) => app.inject({ method: 'POST', url: '/api/put', payload: points });

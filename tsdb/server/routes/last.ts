@@ -95,7 +95,7 @@ async function seriesOf(tsdb: Tsdb, queries: readonly LastQuery[], describe: Ser
     const id = await tsdb.metrics.getId(q.metric);
     if (id === undefined) throw new TsdbError('TSDB_NO_SUCH_NAME', `No such name for 'metrics': '${q.metric}'`);
     const want = Object.entries(q.tags ?? {});
-    for (const tsuid of await tsdb.index.ofMetric(id)) {
+    for (const tsuid of await tsdb.seriesOfMetric(id)) {
       const named = describe(tsuid);
       const d = named instanceof Promise ? await named : named;
       // `k=*`: the series has the tag key, with any value (as the lookup API matches).
