@@ -228,7 +228,7 @@ export class IndexCleanup {
     const maybe: Record<UidKind, Set<string>> = { metric: new Set(), tagk: new Set(), tagv: new Set() };
     for (const t of removed) ids(t, maybe);
     const used: Record<UidKind, Set<string>> = { metric: new Set(), tagk: new Set(), tagv: new Set() };
-    for (const t of await this.d.index.tsuids(new Uint8Array(0), Number.MAX_SAFE_INTEGER)) ids(t, used);
+    await this.d.index.forEach((t) => ids(t, used));
     for (const kind of ['metric', 'tagk', 'tagv'] as const) {
       const table = this.d.uids[kind];
       const gone: string[] = [];

@@ -184,6 +184,11 @@ export class SeriesIndex {
     }
   }
 
+  /** Calls `fn` with every TSUID of the index, in order, none kept (the index cleanup's walk). */
+  async forEach(fn: (tsuid: Uint8Array) => void): Promise<void> {
+    for await (const rows of this.table.scan({ families: [META_FAMILY], batchRows: 1024 })) for (const r of rows) fn(r.key);
+  }
+
   /**
    * TSUIDs starting with `prefix` (a metric UID, or empty for all), in order, at most
    * `limit`; with `filter`, only those it matches (evaluated by the store).
