@@ -114,9 +114,14 @@ export class SeriesEntries<E extends CatalogSeries> {
     return undefined;
   }
 
-  /** Remembers that `text` names the series of live entry `e`. */
+  /**
+   * Remembers that `text` names the series of live entry `e`. The text is kept as a copy
+   * of its own: a text cut from a parsed line (a sliced or concatenated string) would keep
+   * the whole line, or its chunk, alive (measured: ~1.1 KB a series over telnet, against
+   * ~0.25 KB for the copy; scripts/heap-per-series.ts).
+   */
   setText(text: string, e: E): void {
-    this.texts.set(text, e);
+    this.texts.set(Buffer.from(text, 'utf8').toString('utf8'), e);
   }
 
   /**
