@@ -50,6 +50,9 @@ function noRetry(timeout: number): Record<string, unknown> {
   return { timeout, retry: null };
 }
 
+/** HTTP/2 receive window of the data channel, per stream and per connection (bytes). */
+const FLOW_CONTROL_WINDOW = 4 * 1024 * 1024;
+
 const READ_ROWS = '/google.bigtable.v2.Bigtable/ReadRows';
 const MUTATE_ROWS = '/google.bigtable.v2.Bigtable/MutateRows';
 
@@ -88,7 +91,9 @@ export class Connection {
       metricsEnabled: false,
       ...(endpoint === undefined ? {} : { apiEndpoint: endpoint }),
     });
-    this.data = new v2.BigtableClient(bt.options.BigtableClient);
+    // A receive window that holds a whole ReadRows page: with HTTP/2's default 64 KiB the
+    // server stops every 64 KiB for a window update (bench: 160 KB of rows 2.4 -> 1.8 ms).
+    this.data = new v2.BigtableClient({ ...bt.options.BigtableClient, 'grpc-node.flow_control_window': FLOW_CONTROL_WINDOW });
     this.admin = new v2.BigtableTableAdminClient(bt.options.BigtableTableAdminClient);
     this.instanceName = `projects/${o.projectId}/instances/${o.instanceId}`;
     this.appProfileId = o.appProfileId;
