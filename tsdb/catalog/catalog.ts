@@ -359,10 +359,10 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
    * A cache of values derived from one metric's series (a query's series plan), kept while
    * the catalog holds them; empty where series sets are not kept (keepsSeries). `sizeOf`:
    * a value's heap bytes by estimate (asked again by KeptByMetric.remeasure); the caches
-   * made here share three quarters of the plans' share.
+   * made here share three quarters of the plans' share equally.
    */
   keepByMetric<V>(maxEntries: number, sizeOf: (v: V) => number): KeptByMetric<V> {
-    const k = new KeptByMetric<V>(this, maxEntries, (this.memory.share('plans') * 3) / 4, sizeOf);
+    const k = new KeptByMetric<V>(this, maxEntries, () => (this.memory.share('plans') * 3) / 4 / this.kept.size, sizeOf);
     this.kept.add(k);
     return k;
   }
@@ -429,11 +429,12 @@ export class KeptByMetric<V> {
   private readonly map = new Map<string, Kept<V>>();
   private readonly catalog: Pick<Catalog, 'holds' | 'keepsSeries'>;
   private readonly maxEntries: number;
-  private readonly maxBytes: number;
+  /** The bound in bytes (asked at each check: the caches of a catalog share one). */
+  private readonly maxBytes: () => number;
   private readonly sizeOf: (v: V) => number;
   private held = 0;
 
-  constructor(catalog: Pick<Catalog, 'holds' | 'keepsSeries'>, maxEntries: number, maxBytes: number, sizeOf: (v: V) => number) {
+  constructor(catalog: Pick<Catalog, 'holds' | 'keepsSeries'>, maxEntries: number, maxBytes: () => number, sizeOf: (v: V) => number) {
     this.catalog = catalog;
     this.maxEntries = maxEntries;
     this.maxBytes = maxBytes;
@@ -487,11 +488,12 @@ export class KeptByMetric<V> {
 
   /** Drops the oldest entries but `keep` while over either bound; `keep` too when it alone is over the bytes. */
   private trim(keep: Kept<V>): void {
+    const max = this.maxBytes();
     for (const [key, k] of this.map) {
-      if (this.map.size <= this.maxEntries && this.held <= this.maxBytes) return;
+      if (this.map.size <= this.maxEntries && this.held <= max) return;
       if (k !== keep) this.drop(key, k);
     }
-    if (this.held > this.maxBytes) this.clear();
+    if (this.held > max) this.clear();
   }
 
   private drop(key: string, k: Kept<V>): void {
