@@ -331,7 +331,7 @@ export const CONFIG_KEYS = {
     help: 'memory of the whole server: `horae serve` sets the V8 heap limit to 3/4 of it, and every memory bound not set on its own takes its share (tsdb/memory/budget.ts); past the heap share writes and queries get 503',
   },
   catalogMemoryBytes: {
-    key: 'horae.catalog.memory_bytes', part: 'memory', type: 'int', min: 16 * KiB, max: 2 ** 50, default: DEFAULT_CATALOG_MEMORY_BYTES,
+    key: 'horae.catalog.memory_bytes', part: 'memory', type: 'int', min: 16 * KiB, max: 2 ** 50, default: DEFAULT_CATALOG_MEMORY_BYTES, defaultDoc: 'a quarter of horae.memory.budget_bytes (1 GiB where no budget is applied)',
     help: 'all per-series and per-name state in memory together (UID caches, series entries, the series index\'s copy, names, plans, newest points, the hour compactor\'s dirty rows), each structure a fixed share sized in bytes (tsdb/memory/catalog-memory.ts); past its share a structure evicts its least used part, read again from the store when needed',
   },
   // ---- limits ------------------------------------------------------------------------

@@ -22,7 +22,10 @@
  *
  * Points are converted to bytes by the estimates below (what one costs on the heap). A
  * share never exceeds the bound's own default: a big budget leaves the defaults as they
- * are (and raises the heap limit), a small one lowers every bound with it.
+ * are (and raises the heap limit), a small one lowers every bound with it. The per-series
+ * state is the exception: it grows with the fleet, so it is always a quarter of the
+ * budget (a cap of 1 GiB put the cliff of a 1 M-series fleet at ~480 k series: every
+ * point of a series past it went through series creation again).
  */
 import { CONFIG_KEYS } from '../config-keys.js';
 import type { IntKey } from '../config-keys.js';
@@ -59,7 +62,7 @@ export function memoryShares(budgetBytes: number, queryMaxConcurrent?: number): 
     heapBytes: heapLimitBytes(b),
     blockCacheBytes: clampTo(CONFIG_KEYS.blockCacheBytes, b / 8),
     memstoreTotalBytes: clampTo(CONFIG_KEYS.memstoreTotalBytes, b / 8),
-    catalogMemoryBytes: clampTo(CONFIG_KEYS.catalogMemoryBytes, b / 4),
+    catalogMemoryBytes: Math.min(CONFIG_KEYS.catalogMemoryBytes.max, Math.max(CONFIG_KEYS.catalogMemoryBytes.min, Math.floor(b / 4))),
     maxInflightPoints: clampTo(CONFIG_KEYS.maxInflightPoints, b / 16 / INFLIGHT_POINT_BYTES),
     queryMaxPoints: clampTo(CONFIG_KEYS.queryMaxPoints, b / 4 / queries / QUERY_POINT_BYTES),
     maxBodyBytes: clampTo(CONFIG_KEYS.maxBodyBytes, b / 64),

@@ -25,9 +25,10 @@ describe('memory budget', () => {
     expect(memoryShares(64 * MiB)).toMatchObject({ queryMaxConcurrent: 2, queryMaxPoints: 131072 });
   });
 
-  it('never raises a bound past its default, nor below its minimum', () => {
+  it('never raises a bound past its default, nor below its minimum; the per-series state is a quarter of any budget', () => {
     const big = memoryShares(1024 * 1024 * MiB);
-    expect(big.catalogMemoryBytes).toBe(CONFIG_KEYS.catalogMemoryBytes.default);
+    expect(big.catalogMemoryBytes).toBe(256 * 1024 * MiB); // grows with the budget: a fleet's series are not capped at a fixed 1 GiB
+    expect(memoryShares(12 * 1024 * MiB).catalogMemoryBytes).toBe(3 * 1024 * MiB);
     expect(big.blockCacheBytes).toBe(CONFIG_KEYS.blockCacheBytes.default);
     expect(big.queryMaxPoints).toBe(CONFIG_KEYS.queryMaxPoints.default);
     expect(big.maxBodyBytes).toBe(CONFIG_KEYS.maxBodyBytes.default);
