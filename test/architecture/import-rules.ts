@@ -109,7 +109,7 @@ export const coreApiImportsNothingElseFromCore: Rule = importRule(
  * root (tsdb/tsdb.ts: the handle every part is given) are allowed from anywhere.
  */
 export const TSDB_LAYERS: ReadonlyArray<readonly [layer: string, prefixes: readonly string[]]> = [
-  ['base', ['tsdb/errors', 'tsdb/version', 'tsdb/config', 'tsdb/config-keys', 'tsdb/compact/retention', 'tsdb/memory/']],
+  ['base', ['tsdb/errors', 'tsdb/version', 'tsdb/periodic-pass', 'tsdb/config', 'tsdb/config-keys', 'tsdb/compact/retention', 'tsdb/memory/']],
   ['schema/codec', ['tsdb/schema/', 'tsdb/codec/']],
   ['catalog', ['tsdb/catalog/', 'tsdb/uid/', 'tsdb/meta/', 'tsdb/tables', 'tsdb/limits/']],
   ['write/query', ['tsdb/write/', 'tsdb/query/', 'tsdb/compact/']],

@@ -19,6 +19,7 @@
  * next hour's sweep covers what it left. On a store with one writer the claims are kept
  * in memory.
  */
+import { PeriodicPass } from '../periodic-pass.js';
 import { compareBytes, concatByteList, utf8 } from '../../core/api/bytes.js';
 import type { Table } from '../../core/api/store.js';
 import { writeBaseTimeAt } from '../schema/row-key.js';
@@ -78,9 +79,7 @@ export class RetentionSweeper {
   private readonly deps: RetentionSweepDeps;
   /** Bucket → the clock hour (epoch s) it was last swept, where claims are kept here. */
   private readonly sweptHere = new Map<number, number>();
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private readonly periodic = new PeriodicPass(() => this.pass(), RETENTION_CHECK_MS);
   private passes = 0;
   private bucketsSwept = 0;
   private claimedElsewhere = 0;
@@ -94,25 +93,16 @@ export class RetentionSweeper {
 
   /** Sweeps now, then every RETENTION_CHECK_MS until stop() (timer unref'd). */
   start(): void {
-    if (this.timer !== undefined || this.stopped) return;
-    void this.runOnce();
-    this.timer = setInterval(() => void this.runOnce(), RETENTION_CHECK_MS);
-    this.timer.unref();
+    this.periodic.start({ now: true });
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   /** One pass: sweeps every bucket not yet swept this clock hour that this server claims. */
   runOnce(): Promise<void> {
-    this.running ??= this.pass().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    return this.periodic.runOnce();
   }
 
   stats(): RetentionSweepStats {
@@ -132,7 +122,7 @@ export class RetentionSweeper {
       const mine = await this.claim(buckets, hour);
       if (mine.length === 0) return;
       const ranges = await this.expiredRanges(mine, now);
-      for (let i = 0; i < ranges.length && !this.stopped; i += PARALLEL_RANGES) {
+      for (let i = 0; i < ranges.length && !this.periodic.stopped; i += PARALLEL_RANGES) {
         await Promise.all(ranges.slice(i, i + PARALLEL_RANGES).map(async (r) => {
           await this.deps.data.deleteRange(r);
           this.rangesDeleted++;

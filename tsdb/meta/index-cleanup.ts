@@ -22,6 +22,7 @@
  * A pass whose earlier write calls do not end within DRAIN_MS gives up (retried at the
  * next pass).
  */
+import { PeriodicPass } from '../periodic-pass.js';
 import { compareBytes, latin1, prefixEnd, toHex } from '../../core/api/bytes.js';
 import type { RowMutation, Table } from '../../core/api/store.js';
 import type { RetentionConfig } from '../compact/retention.js';
@@ -68,9 +69,7 @@ export interface IndexCleanupStats {
 
 export class IndexCleanup {
   private readonly d: IndexCleanupDeps;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private stopped = false;
+  private readonly periodic = new PeriodicPass(() => this.guardedPass(), CLEANUP_EVERY_MS);
   private passes = 0;
   private seriesRemoved = 0;
   private uidsRemoved = 0;
@@ -82,16 +81,11 @@ export class IndexCleanup {
   }
 
   start(): void {
-    if (this.timer !== undefined || this.stopped) return;
-    this.timer = setInterval(() => void this.runOnce(), CLEANUP_EVERY_MS);
-    this.timer.unref();
+    this.periodic.start();
   }
 
-  async stop(): Promise<void> {
-    this.stopped = true;
-    clearInterval(this.timer);
-    this.timer = undefined;
-    await this.running;
+  stop(): Promise<void> {
+    return this.periodic.stop();
   }
 
   stats(): IndexCleanupStats {
@@ -100,13 +94,17 @@ export class IndexCleanup {
 
   /** One pass (a pass already running is joined). */
   runOnce(): Promise<void> {
-    this.running ??= this.pass().catch((err: unknown) => {
+    return this.periodic.runOnce();
+  }
+
+  /** A pass whose failure is counted and logged, not thrown. */
+  private async guardedPass(): Promise<void> {
+    try {
+      await this.pass();
+    } catch (err) {
       this.errors++;
       this.d.log?.(`index cleanup failed: ${(err as Error).message}`);
-    }).finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
+    }
   }
 
   private async pass(): Promise<void> {
