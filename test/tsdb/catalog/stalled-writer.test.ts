@@ -77,16 +77,20 @@ async function msUntil(t: Tsdb, startMs: number, want: string[]): Promise<number
   return Infinity;
 }
 
+/** Three servers on one memory store, `a` stalled by `stall`; the current hour and a timestamp in it. */
+async function threeServers(stall: Stall): Promise<{ mem: Store; a: Tsdb; b: Tsdb; c: Tsdb; startMs: number; ts: number }> {
+  const mem = await openMemoryStore();
+  const config = { compactHours: false };
+  const a = await Tsdb.open(stalling(mem, stall), { config });
+  const b = await Tsdb.open(shared(mem), { config });
+  const c = await Tsdb.open(shared(mem), { config });
+  return { mem, a, b, c, startMs: Math.floor(Date.now() / 3_600_000) * 3_600_000, ts: Math.floor(Date.now() / 1000) - 1 };
+}
+
 describe('a writer stalled between its change-log number and its entry', () => {
   it('delays no other server: a reader sees another writer\'s new series within 1 s, and the stalled one\'s within 1 s of its acknowledgement', async () => {
-    const mem = await openMemoryStore();
     const stall: Stall = { gate: undefined, held: 0 };
-    const config = { compactHours: false };
-    const a = await Tsdb.open(stalling(mem, stall), { config });
-    const b = await Tsdb.open(shared(mem), { config });
-    const c = await Tsdb.open(shared(mem), { config });
-    const startMs = Math.floor(Date.now() / 3_600_000) * 3_600_000;
-    const ts = Math.floor(Date.now() / 1000) - 1;
+    const { mem, a, b, c, startMs, ts } = await threeServers(stall);
     try {
       expect(await b.ingest.write([pt('m', ts, 1, { host: 'seed' })])).toEqual([undefined]);
       expect(await msUntil(c, startMs, ['seed'])).toBeLessThan(BOUND_MS);
@@ -123,14 +127,8 @@ describe('a writer stalled between its change-log number and its entry', () => {
     }
   }, 30_000);
   it.each(['reserve', 'put'] as const)('a writer dying at its %s: the series, sent again to another server, is in every answer within GAP_WAIT_MS + 1 s', async (at) => {
-    const mem = await openMemoryStore();
     const stall: Stall = { gate: undefined, held: 0, at };
-    const config = { compactHours: false };
-    const a = await Tsdb.open(stalling(mem, stall), { config });
-    const b = await Tsdb.open(shared(mem), { config });
-    const c = await Tsdb.open(shared(mem), { config });
-    const startMs = Math.floor(Date.now() / 3_600_000) * 3_600_000;
-    const ts = Math.floor(Date.now() / 1000) - 1;
+    const { a, b, c, startMs, ts } = await threeServers(stall);
     try {
       expect(await b.ingest.write([pt('m', ts, 1, { host: 'seed' })])).toEqual([undefined]);
       while ((c.catalog.feedStats()?.applied ?? 0) < 2) await new Promise((r) => setTimeout(r, 5));
