@@ -9,8 +9,8 @@
  * as a float); a numeric string keeps OpenTSDB's rule exactly.
  */
 import { TsdbError } from '../errors.js';
-import { InvalidInputError } from '../schema/errors.js';
-import { parseValueString } from '../schema/value.js';
+import { valueOfText } from './number-text.js';
+import type { NumberOut } from './number-text.js';
 
 export interface IncomingPoint {
   readonly metric: string;
@@ -89,31 +89,20 @@ export function checkName(what: string, s: string, specialChars: string): void {
 }
 
 /**
- * The value of a numeric string, typed as OpenTSDB types it (schema/value.ts
- * parseValueString). Two departures: an integer beyond int64 (collectd prints unsigned
- * counters) is kept as the nearest double instead of failing, and NaN/Infinity parse
- * (validatePointValue then rejects them with OpenTSDB's message). Throws TSDB_INVALID_VALUE.
+ * A decoded msgpack value as a typed value, as a JSON put's value reads (put-json-point.ts):
+ * a number as JSON's, a string's text (and an int64's) through the one value reader
+ * (number-text.ts valueOfText).
  */
-export function parseValue(s: string): { value: number; isInt: boolean; big?: bigint } {
-  if (s.length === 0) throw new TsdbError('TSDB_INVALID_VALUE', 'empty value');
-  try {
-    const v = parseValueString(s);
-    return v.big === undefined ? { value: v.value, isInt: v.isInt } : { value: v.value, isInt: v.isInt, big: v.big };
-  } catch (err) {
-    if (!(err instanceof InvalidInputError)) throw err;
-    if (/^\+?\d+$/.test(s)) return { value: Number(s), isInt: false };
-    if (/^[+-]?(NaN|Infinity)$/.test(s)) return { value: Number(s), isInt: false };
-    throw new TsdbError('TSDB_INVALID_VALUE', `Unable to parse value to a number: ${s}`);
-  }
-}
-
-/** A JSON value (number or numeric string) as a typed value. */
 export function valueOfJson(v: unknown): { value: number; isInt: boolean; big?: bigint } {
   if (typeof v === 'number') return { value: v, isInt: Number.isSafeInteger(v) };
-  if (typeof v === 'string') return parseValue(v.trim());
-  if (typeof v === 'bigint') return parseValue(v.toString());
-  if (v === undefined || v === null || v === '') throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', 'Empty value');
+  if (typeof v === 'string') return withoutEmptyBig(valueOfText(v));
+  if (typeof v === 'bigint') return withoutEmptyBig(valueOfText(v.toString()));
+  if (v === undefined || v === null) throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', 'Empty value');
   throw new TsdbError('TSDB_INVALID_VALUE', 'Unable to parse value to a number');
+}
+
+function withoutEmptyBig(n: NumberOut): { value: number; isInt: boolean; big?: bigint } {
+  return n.big === undefined ? { value: n.value, isInt: n.isInt } : { value: n.value, isInt: n.isInt, big: n.big };
 }
 
 /** Tags as OpenTSDB prints a Java map: {k=v, k2=v2}. */

@@ -3,7 +3,7 @@
  * (a telnet or import line's value word, a JSON put's numeric string) and of JSON numbers.
  *
  * A value's text is typed as OpenTSDB's put path types it (schema/value.ts
- * parseValueString, with data-point.ts parseValue's two departures):
+ * parseValueString, with two departures: digits beyond int64 and NaN/Infinity parse):
  *   - no '.', 'e' or 'E' anywhere: an integer, `[+-]?[0-9]+` of at most 19 digits within
  *     int64 (beyond ±2^53 also kept exactly as `big`); unsigned digits beyond that
  *     (collectd's counters) are the nearest double, typed as a float;
@@ -16,6 +16,7 @@
  * was checked here.
  */
 import { latin1Range } from '../../core/api/bytes.js';
+import { TsdbError } from '../errors.js';
 
 export interface NumberOut {
   value: number;
@@ -56,6 +57,20 @@ function isWord(b: Uint8Array, s: number, e: number, w: string): boolean {
 export function readValue(b: Uint8Array, s: number, e: number, out: NumberOut): number {
   const r = scanValue(b, s, e, out);
   return r === e ? VALUE_OK : r === -2 ? VALUE_EMPTY : VALUE_BAD;
+}
+
+/**
+ * A value sent as a string (a JSON or msgpack put's string value): its trimmed text read
+ * as a telnet value word. Throws TSDB_INVALID_VALUE: `empty value` for blank text,
+ * `Unable to parse value to a number: <text>` for text that is not a number (any
+ * character beyond printable ASCII included).
+ */
+export function valueOfText(s: string): NumberOut {
+  const text = s.trim();
+  const out = newNumberOut();
+  const r = /^[\x20-\x7e]*$/.test(text) ? readValue(Buffer.from(text, 'latin1'), 0, text.length, out) : text.length === 0 ? VALUE_EMPTY : VALUE_BAD;
+  if (r === VALUE_OK) return out;
+  throw new TsdbError('TSDB_INVALID_VALUE', r === VALUE_EMPTY ? 'empty value' : `Unable to parse value to a number: ${text}`);
 }
 
 function isBlank(c: number): boolean {

@@ -18,7 +18,7 @@
  */
 import { TsdbError } from '../errors.js';
 import type { IncomingPoint } from './data-point.js';
-import { VALUE_EMPTY, VALUE_OK, newNumberOut, readJsonNumber, readValue } from './number-text.js';
+import { newNumberOut, readJsonNumber, valueOfText } from './number-text.js';
 import type { NumberOut } from './number-text.js';
 import { NOT_OBJECT, jsonStringText, objectMembers } from './put-json.js';
 import type { JsonPutScan } from './put-json.js';
@@ -58,17 +58,11 @@ function timestampOf(b: Uint8Array, s: number, e: number): number {
 }
 
 function valueOf(b: Uint8Array, s: number, e: number): NumberOut {
-  const out = newNumberOut();
   if (s < 0 || b[s] === 0x6e) throw illegal('Empty value');
   const c = b[s]!;
-  if (c === Q) {
-    const text = jsonStringText(b, s + 1, e - 1).trim();
-    // A value's text is ASCII: any other character makes it no number.
-    const r = /^[\x20-\x7e]*$/.test(text) ? readValue(Buffer.from(text, 'latin1'), 0, text.length, out) : text.length === 0 ? VALUE_EMPTY : -1;
-    if (r === VALUE_OK) return out;
-    throw new TsdbError('TSDB_INVALID_VALUE', r === VALUE_EMPTY ? 'empty value' : `Unable to parse value to a number: ${text}`);
-  }
+  if (c === Q) return valueOfText(jsonStringText(b, s + 1, e - 1));
   if (c === 0x2d || (c >= 0x30 && c <= 0x39)) {
+    const out = newNumberOut();
     readJsonNumber(b, s, e, out);
     return out;
   }

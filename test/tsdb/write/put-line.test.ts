@@ -9,7 +9,7 @@ import { Random } from '../../../core/util/random.js';
 import { isTsdbError } from '../../../tsdb/errors.js';
 import { SeriesByteCache } from '../../../tsdb/catalog/series-byte-cache.js';
 import { decodeLine } from '../../../tsdb/server/telnet/line-splitter.js';
-import { checkName, parseValue, validatePointValue, validateSeries } from '../../../tsdb/write/data-point.js';
+import { checkName, validatePointValue, validateSeries, valueOfJson } from '../../../tsdb/write/data-point.js';
 import { VALUE_OK, newNumberOut, readValue } from '../../../tsdb/write/number-text.js';
 import { newPutLineFields, parsePutLine, putLinePoint, readPutLine } from '../../../tsdb/write/put-line.js';
 import { newSeriesEntry } from '../../../tsdb/write/write-group.js';
@@ -152,7 +152,7 @@ describe('readValue', () => {
     }
   });
 
-  it('types values as OpenTSDB does (and as data-point.ts parseValue, msgpack\'s strings, does)', () => {
+  it('types values as OpenTSDB does (and as msgpack\'s strings, data-point.ts valueOfJson, do)', () => {
     const cases: Array<[string, { value: number; isInt: boolean; big?: bigint }]> = [
       ['42', { value: 42, isInt: true }], ['-7', { value: -7, isInt: true }], ['42.5', { value: 42.5, isInt: false }], ['1e3', { value: 1000, isInt: false }],
       ['3.2409553039854025e-05', { value: 3.2409553039854025e-5, isInt: false }],
@@ -162,13 +162,13 @@ describe('readValue', () => {
     ];
     const out = newNumberOut();
     for (const [text, want] of cases) {
-      expect(parseValue(text)).toEqual(want);
+      expect(valueOfJson(text)).toEqual(want);
       expect(readValue(Buffer.from(text), 0, text.length, out)).toBe(VALUE_OK);
       expect({ value: out.value, isInt: out.isInt, ...(out.big === undefined ? {} : { big: out.big }) }).toEqual(want);
     }
     for (const text of ['12abc', '1.2.3']) {
       expect(readValue(Buffer.from(text), 0, text.length, out), text).not.toBe(VALUE_OK);
-      expect(() => parseValue(text)).toThrow(/Unable to parse value to a number/);
+      expect(() => valueOfJson(text)).toThrow(/Unable to parse value to a number/);
     }
   });
 });
