@@ -29,6 +29,10 @@ import type { TransformBacklog } from './transform-migration.js';
 
 /** A quiet store rolls its WAL (so the dead one is deleted) once it is at least this big. */
 const IDLE_WAL_ROLL_BYTES = 1024 * 1024;
+/** Under memory pressure, flushes are started until those queued bring the memstores under this share of the bound. */
+const PRESSURE_LOW_MARK = 0.9;
+/** While flushes are under way, an active memstore under this share of the bound is not flushed for pressure. */
+const PRESSURE_MIN_SHARE = 1 / 64;
 
 export class Scheduler {
   private readonly d: SchedulerDeps;
@@ -169,12 +173,29 @@ export class Scheduler {
   // ---------------------------------------------------------------------------------
   // Flushes
 
+  /**
+   * Memory pressure (all memstores past memstoreTotalBytes): flushes the largest active
+   * memstore, unless the memstores already queued for flush cover the excess over the low
+   * mark (PRESSURE_LOW_MARK of the bound), or nothing large enough to relieve anything is
+   * left while flushes are under way: a write under pressure must not switch out a
+   * memstore of a few cells (each such flush wrote a one-cell file, thousands of them,
+   * and every read then walked them all: the 1 M-series cliff). Writers past the stall
+   * bound wait for the queued flushes instead.
+   */
   flushLargest(): void {
     let best: Region | undefined;
+    let total = 0;
+    let queued = 0;
     for (const r of this.d.versions.allRegions()) {
+      const bytes = r.memstoreBytes();
+      total += bytes;
+      queued += bytes - r.active.sizeBytes;
       if (!r.active.empty && (best === undefined || r.active.sizeBytes > best.active.sizeBytes)) best = r;
     }
-    if (best !== undefined) this.maybeFlush(best, true);
+    if (best === undefined) return;
+    const bound = this.d.opts.memstoreTotalBytes;
+    if (queued > 0 && (queued >= total - bound * PRESSURE_LOW_MARK || best.active.sizeBytes < bound * PRESSURE_MIN_SHARE)) return;
+    this.maybeFlush(best, true);
   }
 
   /** Flushes the region holding the oldest unflushed entry, so old WAL files can go. */
