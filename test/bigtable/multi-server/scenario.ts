@@ -19,7 +19,10 @@
  *   8. hour compaction ran on every server (it is on everywhere, with no grace), where it
  *      is the read-back compactor;
  *   9. every server lists the servers sharing the store (/api/stats, the operator page's
- *      overview): the live ones, the killed one silent, a cleanly stopped one stopped.
+ *      overview): the live ones, the killed one silent, a cleanly stopped one stopped;
+ *  10. servers killed with `kill -9` while they owe hour compaction (one with its rows
+ *      pending, one in the middle of compacting them) and not restarted: the others compact
+ *      their rows within the ledger's bound (dead-server.ts).
  *
  * With one server (the embedded store) the same phases run on it alone, so the semantics
  * of both stores stay the same.
@@ -27,10 +30,13 @@
 import { expect } from 'vitest';
 import { checkAll } from './checks.js';
 import type { Window } from './checks.js';
+import { dbl, eventuallyTrue, int, send, sleep, statOf } from './client.js';
+import type { Write } from './client.js';
 import { telnetPut } from './horae-process.js';
 import type { HoraeProcess } from './horae-process.js';
 import { Model } from './model.js';
-import type { Point, Tags } from './model.js';
+import { runDeadServerPhase } from './dead-server.js';
+import type { RawRows } from './raw-rows.js';
 
 export interface Cluster {
   readonly servers: readonly HoraeProcess[];
@@ -41,6 +47,10 @@ export interface Cluster {
    * whose work /api/stats counts; the embedded store compresses hours in its own flushes.
    */
   readonly readBackCompactor: boolean;
+  /** Where servers share the store: one more server on it, with `config` over SUITE_CONFIG. */
+  readonly spawn?: (name: string, config: Readonly<Record<string, number>>) => Promise<HoraeProcess>;
+  /** Where servers share the store: its rows still owed hour compaction, read by the test (raw-rows.ts). */
+  readonly rawRows?: (metrics: readonly string[], fromSec: number, toSec: number) => Promise<RawRows>;
 }
 
 /** How long a change made through one server may take to reach the others' answers. */
@@ -60,64 +70,6 @@ export const SUITE_CONFIG = {
   'horae.hour_compaction.interval_ms': 200,
   'tsd.http.query.allow_delete': true,
 } as const;
-
-interface Write {
-  readonly metric: string;
-  readonly tags: Tags;
-  readonly p: Point;
-}
-
-const int = (ts: number, value: number): Point => ({ ts, value, isInt: true });
-const dbl = (ts: number, value: number): Point => ({ ts, value, isInt: false });
-
-function line(w: Write): string {
-  const value = w.p.isInt ? String(w.p.value) : String(w.p.value);
-  return `put ${w.metric} ${w.p.ts} ${value} ${Object.entries(w.tags).map(([k, v]) => `${k}=${v}`).join(' ')}`;
-}
-
-function json(w: Write): unknown {
-  return { metric: w.metric, timestamp: w.p.ts, value: w.p.value, tags: w.tags };
-}
-
-/**
- * Sends `writes` through one server, the first half over one telnet connection and the
- * rest over HTTP /api/put in batches, both at once; each acknowledged point goes into the
- * model. Resolves with the writes that were not acknowledged (the server died).
- */
-async function send(model: Model, srv: HoraeProcess, writes: readonly Write[], onAcked?: (n: number) => void): Promise<Write[]> {
-  const half = Math.ceil(writes.length / 2);
-  const byTelnet = writes.slice(0, half);
-  const byHttp = writes.slice(half);
-  const unacked: Write[] = [];
-  let telnetAcked = 0;
-  const telnet = telnetPut(srv.port, byTelnet.map(line), 10, (n) => {
-    for (let i = telnetAcked; i < n; i++) model.put(byTelnet[i]!.metric, byTelnet[i]!.tags, byTelnet[i]!.p);
-    telnetAcked = n;
-    onAcked?.(n);
-  }).then((r) => {
-    expect(r.errors, `${srv.name}: telnet put errors`).toBe('');
-    unacked.push(...byTelnet.slice(r.acked));
-  });
-  const http = (async () => {
-    for (let i = 0; i < byHttp.length; i += 25) {
-      const batch = byHttp.slice(i, i + 25);
-      let status = 0;
-      try {
-        status = (await srv.http('POST', '/api/put', batch.map(json))).status;
-      } catch {
-        // the server died: this batch and the rest are not acknowledged
-      }
-      if (status !== 204) {
-        expect(status, `${srv.name}: /api/put`).toBe(0);
-        unacked.push(...byHttp.slice(i));
-        return;
-      }
-      for (const w of batch) model.put(w.metric, w.tags, w.p);
-    }
-  })();
-  await Promise.all([telnet, http]);
-  return unacked;
-}
 
 /** Runs every phase; `hour0` is the first (closed) hour the data goes in, in seconds. */
 export async function runScenario(cluster: Cluster, bounds: Bounds, hour0: number): Promise<void> {
@@ -243,7 +195,7 @@ export async function runScenario(cluster: Cluster, bounds: Bounds, hour0: numbe
 
   // 8. Hour compaction ran on every server and changed no answer.
   for (const s of cluster.readBackCompactor ? cluster.servers : []) {
-    await eventuallyTrue(async () => (await compactedRows(s)) > 0, 20_000, `${s.name} compacts hours`);
+    await eventuallyTrue(async () => (await statOf(s, 'tsd.compaction.count', { type: 'hours' })) > 0, 20_000, `${s.name} compacts hours`);
   }
   await check('after hour compaction');
   expect(problems).toEqual([]);
@@ -264,6 +216,15 @@ export async function runScenario(cluster: Cluster, bounds: Bounds, hour0: numbe
     await srv(n - 1).stop();
     expect(await clusterCounts(srv(0))).toEqual({ live: n - 1, silent: 1, stopped: 1 });
   }
+
+  // 10. Servers killed while they owe hour compaction; the others compact their rows.
+  const running = shared ? cluster.servers.slice(0, n - 1) : cluster.servers;
+  expect(await runDeadServerPhase({
+    model, live: running, win, hour0, intervalMs: SUITE_CONFIG['horae.hour_compaction.interval_ms'],
+    ...(cluster.spawn === undefined ? {} : { spawn: cluster.spawn }),
+    ...(cluster.rawRows === undefined ? {} : { rawRows: cluster.rawRows }),
+    restartOnly: () => cluster.restart(0),
+  })).toEqual([]);
 }
 
 /** horae.cluster.servers by state, from a server's /api/stats. */
@@ -276,23 +237,4 @@ async function clusterCounts(s: HoraeProcess): Promise<{ live: number; silent: n
 async function rename(s: HoraeProcess, kind: 'metric' | 'tagv', from: string, to: string): Promise<void> {
   const r = await s.http('POST', '/api/uid/rename', { [kind]: from, name: to });
   expect(r.status, r.body).toBe(200);
-}
-
-/** tsd.compaction.count from a server's /api/stats. */
-async function compactedRows(s: HoraeProcess): Promise<number> {
-  const r = await s.http('GET', '/api/stats');
-  const stats = JSON.parse(r.body) as Array<{ metric: string; value: number; tags: Record<string, string> }>;
-  return stats.find((p) => p.metric === 'tsd.compaction.count' && p.tags.type === 'hours')?.value ?? 0;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-async function eventuallyTrue(check: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > until) throw new Error(`timed out after ${timeoutMs} ms waiting until ${what}`);
-    await sleep(200);
-  }
 }
