@@ -93,7 +93,8 @@ export async function runDeadServerPhase(ph: DeadServerPhase): Promise<Problems>
     ph.spawn('server M', { 'horae.hour_compaction.idle_ms': 4_000 }),
   ]);
   await writeDead(d);
-  expect(await statOf(d, 'horae.compaction.ledger_pairs'), 'D lists ms.dead in its 3 hours').toBe(3);
+  // (and what it may have taken over from a server that stopped or died before)
+  expect(await statOf(d, 'horae.compaction.ledger_pairs'), 'D lists ms.dead in its 3 hours').toBeGreaterThanOrEqual(3);
   expect((await rawRows(['ms.dead'], hour0, hour0 + 3 * 3600)).rows, 'D\'s rows wait for compaction').toBeGreaterThan(0);
 
   // M: 150 series in 3 closed hours, 2 points a row; it compacts them 4 s after its last write.
