@@ -82,20 +82,46 @@ export function decodePostingKey(w: Widths, key: Uint8Array): DecodedPosting | u
   return { metric, tagk: key.subarray(1 + w.metric, 1 + w.metric + w.tagk), tagv: key.subarray(1 + w.metric + w.tagk, head), tsuid };
 }
 
-/** The posting and value rows of the series (a value row once per batch). */
+/**
+ * The posting and value rows of the series (a value row once per batch). Every key is a
+ * view of one buffer: a batch of new series makes ~11 rows each, and a backing store per
+ * key cost more than writing them (bench:cardinality profile).
+ */
 export function postingRows(w: Widths, tsuids: readonly Uint8Array[]): RowMutation[] {
   const pw = w.tagk + w.tagv;
+  const m = w.metric;
+  let size = 0;
+  for (const t of tsuids) {
+    const pairs = Math.floor((t.length - m) / pw);
+    size += pairs * (1 + m + pw + (t.length - m) + 1 + m + pw);
+  }
+  const buf = new Uint8Array(size);
+  let o = 0;
   const rows: RowMutation[] = [];
   const values = new Set<string>();
   const put = [{ type: 'put' as const, family: POSTINGS_FAMILY, qualifier: POSTINGS_QUALIFIER, value: EMPTY }];
   for (const t of tsuids) {
-    for (let at = w.metric; at + pw <= t.length; at += pw) {
-      rows.push({ key: postingKey(w, t, at), mutations: put });
-      const v = valueKey(w, t, at);
-      const id = latin1(v);
+    const tags = t.subarray(m);
+    for (let at = m; at + pw <= t.length; at += pw) {
+      // 70 [metric][pair][tags]: postingKey
+      const start = o;
+      buf[o++] = KIND_POSTING;
+      for (let i = 0; i < m; i++) buf[o++] = t[i]!;
+      for (let i = at; i < at + pw; i++) buf[o++] = t[i]!;
+      buf.set(tags, o);
+      o += tags.length;
+      rows.push({ key: buf.subarray(start, o), mutations: put });
+      // 76 [metric][pair]: valueKey, once per batch
+      let id = String.fromCharCode(t[0]!);
+      for (let i = 1; i < m; i++) id += String.fromCharCode(t[i]!);
+      for (let i = at; i < at + pw; i++) id += String.fromCharCode(t[i]!);
       if (values.has(id)) continue;
       values.add(id);
-      rows.push({ key: v, mutations: put });
+      const vStart = o;
+      buf[o++] = KIND_VALUE;
+      for (let i = 0; i < m; i++) buf[o++] = t[i]!;
+      for (let i = at; i < at + pw; i++) buf[o++] = t[i]!;
+      rows.push({ key: buf.subarray(vStart, o), mutations: put });
     }
   }
   return rows;
