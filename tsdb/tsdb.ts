@@ -23,7 +23,6 @@ import { StoreCompaction } from './compact/store-compaction.js';
 import { DecodePool } from './query/decode-pool.js';
 import type { LastValues } from './meta/last-values.js';
 import type { NewestHours } from './meta/newest-hours.js';
-import { tsuidKeyOfRowKey } from './meta/newest-hours.js';
 import { metaTableSpec } from './meta/series-index.js';
 import { postingsTableSpec } from './meta/postings.js';
 import { FEED_POLL_MS, changesTableSpec } from './meta/change-log.js';
@@ -171,7 +170,7 @@ export class Tsdb {
       // Told of each series' first row of an hour (and again when its mark is no longer live).
       onRowWritten: (key, base, nowMs) => {
         index.written(key, saltWidth, nowMs);
-        hints?.written(tsuidKeyOfRowKey(key, saltWidth, metricWidth), base);
+        hints?.writtenRow(key, saltWidth, metricWidth, base);
         return markDirty(key, base, nowMs);
       },
       ...(this.catalog.announcesWrites ? { announceWritten: (series) => this.catalog.announceWritten(series) } : {}),

@@ -155,6 +155,11 @@ export class KeyTable {
     return Buffer.from(this.arena.buffer, this.arena.byteOffset + this.starts[n]!, this.lens[n]!).toString('latin1');
   }
 
+  /** True when the next add() of a new key grows the number columns (owners' columns double with them). */
+  growsNumbers(): boolean {
+    return this.freeHead < 0 && this.hi === this.starts.length;
+  }
+
   /** The bytes add() of a `len`-byte key would add to bytes() (0: it fits as it is). */
   growthBytes(len: number): number {
     let n = 0;

@@ -21,55 +21,80 @@
  * pointing at an empty or missing row: the reader then `forget`s it (the hint stays as an
  * untrusted lower bound) and falls back to the scan for that series.
  *
- * Bounded in bytes (`maxBytes`; a hint costs NEWEST_HOUR_BYTES beside its key,
- * memory/catalog-memory.ts): past that the oldest-inserted hints are dropped, an eighth
- * of the bound at a time (make-room.ts).
+ * Columnar (issue 32): the TSUIDs are interned in a KeyTable (catalog/key-table.ts) and
+ * each one's hint is a number in a Uint32Array column: (base hour / 3600) × 2, + 1 when
+ * trusted. No object, string or map slot per series.
+ *
+ * Bounded in bytes (`maxBytes`): bytes is the arrays' length (the table's and the
+ * column's), exactly; when an add would grow them past the bound, an eighth of the hints
+ * is dropped instead (a hand going round the series numbers: roughly the oldest-inserted,
+ * as freed numbers are reused by newer hints), a part, never the whole.
  * A drop loses what writes reported, so trust is suspended (`beginRead` answers -1) until
  * a read begins with no write in flight: every write reported before the drop has then
  * landed where a scan sees it. A read that began before a drop trusts nothing it found.
  */
 import { latin1 } from '../../core/api/bytes.js';
-import { NEWEST_HOUR_BYTES } from '../memory/catalog-memory.js';
-import { makeRoom } from './make-room.js';
+import { KeyTable } from '../catalog/key-table.js';
 
 /** Default bound of the hints' bytes. */
 export const NEWEST_HOURS_MAX_BYTES = 64 * 1024 * 1024;
 
 export class NewestHours {
-  /** TSUID (latin1) → base hour (epoch s) × 2, + 1 when trusted. */
-  private readonly hours = new Map<string, number>();
+  /** TSUID → series number (its row in `hours`). */
+  private readonly keys: KeyTable;
+  /** By series number: base hour / 3600 × 2, + 1 when trusted. */
+  private hours = new Uint32Array(0);
   private readonly maxBytes: number;
-  /** Bytes of the hints by the estimate. */
-  private held = 0;
   private readonly writesInFlight: () => boolean;
   private epoch = 0;
   private suspended = false;
+  /** Where the next drop starts (a series number). */
+  private hand = 0;
 
   constructor(writesInFlight: () => boolean, maxBytes = NEWEST_HOURS_MAX_BYTES) {
     this.writesInFlight = writesInFlight;
     this.maxBytes = Math.max(1, maxBytes);
+    this.keys = new KeyTable((capacity) => {
+      const h = new Uint32Array(capacity);
+      if (capacity >= this.hours.length) h.set(this.hours);
+      this.hours = h;
+    });
+    this.hours = new Uint32Array(this.keys.capacity);
   }
 
   get size(): number {
-    return this.hours.size;
+    return this.keys.size;
   }
 
-  /** Bytes held, by the estimate. */
+  /** Bytes held: the arrays' lengths. */
   get bytes(): number {
-    return this.held;
+    return this.keys.bytes() + this.hours.byteLength;
   }
 
   /** The trusted newest base hour (epoch s) of the series, if any. */
   trusted(tsuid: Uint8Array): number | undefined {
-    const v = this.hours.get(latin1(tsuid));
-    return v !== undefined && v % 2 === 1 ? (v - 1) / 2 : undefined;
+    const n = this.keys.find(tsuid, 0, tsuid.length);
+    if (n < 0) return undefined;
+    const v = this.hours[n]!;
+    return v % 2 === 1 ? ((v - 1) / 2) * 3600 : undefined;
   }
 
   /** The write path writes a row of the series (TSUID as latin1) at `baseSec`. */
   written(tsuidKey: string, baseSec: number): void {
-    const v = this.hours.get(tsuidKey);
-    if (v === undefined) this.insert(tsuidKey, baseSec * 2);
-    else if (baseSec * 2 > v - (v % 2)) this.hours.set(tsuidKey, baseSec * 2 + (v % 2));
+    const n = this.keys.findLatin1(tsuidKey);
+    if (n >= 0) return this.raise(n, baseSec);
+    // The number first: the insert may grow the column (a new array).
+    const m = this.insert(null, tsuidKey, 0, 0, 0);
+    this.hours[m] = hourOf(baseSec) * 2;
+  }
+
+  /** written() of the series of data row key `key` (its TSUID: the key without salt and base time). */
+  writtenRow(key: Uint8Array, saltWidth: number, metricWidth: number, baseSec: number): void {
+    const base = saltWidth + metricWidth;
+    const n = this.keys.find(key, saltWidth, base, base + 4, key.length);
+    if (n >= 0) return this.raise(n, baseSec);
+    const m = this.insert(key, '', saltWidth, base, base + 4);
+    this.hours[m] = hourOf(baseSec) * 2;
   }
 
   /** A token for `establish`, taken before a read that may establish hints; -1: none may. */
@@ -84,17 +109,21 @@ export class NewestHours {
    */
   establish(tsuid: Uint8Array, baseSec: number, token: number): void {
     if (token !== this.epoch) return;
-    const key = latin1(tsuid);
-    const v = this.hours.get(key);
-    if (v === undefined) this.insert(key, baseSec * 2 + 1);
-    else this.hours.set(key, Math.max(baseSec * 2, v - (v % 2)) + 1);
+    let n = this.keys.find(tsuid, 0, tsuid.length);
+    if (n < 0) {
+      // Absent, so no write raced the read unreported (a hint dropped since the read began
+      // would have moved the epoch): the hints the insert may drop are other series'.
+      n = this.insert(tsuid, '', 0, tsuid.length, tsuid.length);
+      this.hours[n] = 0;
+    }
+    const v = this.hours[n]!;
+    this.hours[n] = Math.max(hourOf(baseSec) * 2, v - (v % 2)) + 1;
   }
 
   /** The trusted hint led to a row without points: it stays only as an untrusted lower bound. */
   forget(tsuid: Uint8Array): void {
-    const key = latin1(tsuid);
-    const v = this.hours.get(key);
-    if (v !== undefined && v % 2 === 1) this.hours.set(key, v - 1);
+    const n = this.keys.find(tsuid, 0, tsuid.length);
+    if (n >= 0 && this.hours[n]! % 2 === 1) this.hours[n] = this.hours[n]! - 1;
   }
 
   /**
@@ -103,32 +132,61 @@ export class NewestHours {
    * that are distrusted (one pass over the hints).
    */
   distrustMetrics(metrics: ReadonlyMap<string, number>, metricWidth: number): void {
-    for (const [k, v] of this.hours) {
-      if (v % 2 === 0) continue;
-      const hour = metrics.get(k.slice(0, metricWidth));
-      if (hour !== undefined && (v - 1) / 2 < hour) this.hours.set(k, v - 1);
+    for (let n = 0; n < this.keys.highWater; n++) {
+      const v = this.hours[n]!;
+      if (v % 2 === 0 || !this.keys.has(n)) continue;
+      const hour = metrics.get(String.fromCharCode(...this.keys.keyOf(n).subarray(0, metricWidth)));
+      if (hour !== undefined && ((v - 1) / 2) * 3600 < hour) this.hours[n] = v - 1;
     }
   }
 
   /** Trust nothing until reads establish it again (what writes reported is kept). */
   distrustAll(): void {
-    for (const [k, v] of this.hours) if (v % 2 === 1) this.hours.set(k, v - 1);
+    for (let n = 0; n < this.keys.highWater; n++) this.hours[n] = this.hours[n]! & ~1;
   }
 
-  private insert(key: string, v: number): void {
-    const freed = makeRoom(this.hours, this.held + hintBytes(key), this.maxBytes, hintBytes);
-    if (freed > 0) {
-      this.held -= freed;
-      this.epoch++;
-      this.suspended = true;
+  /** Moves number n's hint up to `baseSec`, keeping its trust. */
+  private raise(n: number, baseSec: number): void {
+    const v = this.hours[n]!;
+    const h = hourOf(baseSec) * 2;
+    if (h > v - (v % 2)) this.hours[n] = h + (v % 2);
+  }
+
+  /**
+   * A number for a new key — key[a0, a1) ++ key[b0, end), or the latin1 string `text` when
+   * `key` is null — after dropping an eighth of the hints while adding would pass the bound.
+   */
+  private insert(key: Uint8Array | null, text: string, a0: number, a1: number, b0: number): number {
+    const len = key === null ? text.length : a1 - a0 + key.length - b0;
+    while (this.keys.size > 0 && this.bytes + this.growth(len) > this.maxBytes) this.dropEighth();
+    return key === null ? this.keys.addLatin1(text) : this.keys.add(key, a0, a1, b0, key.length);
+  }
+
+  /** Bytes an add of a `len`-byte key would add: the table's growth and the column's with it. */
+  private growth(len: number): number {
+    const g = this.keys.growthBytes(len);
+    return this.keys.growsNumbers() ? g + this.hours.byteLength : g;
+  }
+
+  private dropEighth(): void {
+    let goal = Math.max(1, Math.ceil(this.keys.size / 8));
+    const hi = this.keys.highWater;
+    for (let i = 0; goal > 0 && i < hi; i++) {
+      const n = (this.hand + i) % hi;
+      if (!this.keys.has(n)) continue;
+      this.keys.remove(n);
+      this.hours[n] = 0;
+      goal--;
+      this.hand = n + 1;
     }
-    this.hours.set(key, v);
-    this.held += hintBytes(key);
+    this.epoch++;
+    this.suspended = true;
   }
 }
 
-function hintBytes(key: string): number {
-  return NEWEST_HOUR_BYTES + key.length;
+/** A base time (epoch s, hour-aligned) as an hour number. */
+function hourOf(baseSec: number): number {
+  return Math.floor(baseSec / 3600);
 }
 
 /** The TSUID of a data row key (salt and base time left out), as NewestHours keys it. */
