@@ -33,12 +33,19 @@
  * entries, `forgetMetric` every entry of a metric (a batch too big to list). The next read
  * of such a series reads the store, which holds those writes by then. So this holds
  * while this process is the data table's only writer, and elsewhere once the change log
- * has been read (docs/SCALING.md states the bound). Bounded in bytes (`maxBytes`; an entry
- * costs LAST_VALUE_BYTES beside its key, memory/catalog-memory.ts): past that the
- * oldest-inserted entries are dropped, an eighth of the bound at a time (make-room.ts).
+ * has been read (docs/SCALING.md states the bound).
+ *
+ * Columnar (issue 32): the TSUIDs are interned in a KeyTable (catalog/key-table.ts) and an
+ * entry is a row of typed-array columns (born, ts, value, isInt, upTo), an integer beyond
+ * ±2^53 in a map beside them. Bounded in bytes (`maxBytes`): bytes is the arrays' length
+ * and BIG_VALUE_BYTES a kept big integer; when an add would grow them past the bound, an
+ * eighth of the entries is dropped instead (a hand going round the series numbers), a
+ * part, never the whole.
  */
-import { LAST_VALUE_BYTES } from '../memory/catalog-memory.js';
-import { makeRoom } from './make-room.js';
+import { KeyTable } from '../catalog/key-table.js';
+
+/** Heap bytes of one kept integer beyond ±2^53 (a map slot and a bigint). */
+const BIG_VALUE_BYTES = 96;
 
 /** A series' newest point (/api/query/last). */
 export interface LastPoint {
@@ -50,33 +57,48 @@ export interface LastPoint {
   readonly big?: bigint;
 }
 
-class Entry {
-  /** The stamp when the entry was made. */
-  readonly born: number;
-  ts = -Infinity;
-  value = 0;
-  isInt = false;
-  big: bigint | undefined = undefined;
-  /** The newest current hour (epoch s) a finished read covered; -Infinity while loading. */
-  upTo = -Infinity;
-
-  constructor(born: number) {
-    this.born = born;
-  }
-}
-
 export interface LastValueStats {
   readonly series: number;
   readonly hits: number;
   readonly misses: number;
 }
 
+/** The entry columns, by series number. */
+class Columns {
+  /** The stamp when the entry was made. */
+  born: Float64Array;
+  /** The newest point's epoch ms (-Infinity: none found), value and whether it is an integer. */
+  ts: Float64Array;
+  value: Float64Array;
+  isInt: Uint8Array;
+  /** The newest current hour (epoch s) a finished read covered; -Infinity while loading. */
+  upTo: Float64Array;
+
+  constructor(n: number, from?: Columns) {
+    this.born = grown(new Float64Array(n), from?.born);
+    this.ts = grown(new Float64Array(n), from?.ts);
+    this.value = grown(new Float64Array(n), from?.value);
+    this.isInt = grown(new Uint8Array(n), from?.isInt);
+    this.upTo = grown(new Float64Array(n), from?.upTo);
+  }
+
+  get byteLength(): number {
+    return this.born.byteLength + this.ts.byteLength + this.value.byteLength + this.isInt.byteLength + this.upTo.byteLength;
+  }
+}
+
+function grown<T extends Float64Array | Uint8Array>(to: T, from: T | undefined): T {
+  if (from !== undefined && from.length <= to.length) to.set(from);
+  return to;
+}
+
 export class LastValues {
-  /** TSUID (latin1, as NewestHours keys it) → entry. */
-  private readonly entries = new Map<string, Entry>();
+  /** TSUID (latin1, as NewestHours keys it) → series number (its row in `cols`). */
+  private readonly keys: KeyTable;
+  private cols: Columns;
+  /** Integers beyond ±2^53 exactly, by series number. */
+  private readonly bigs = new Map<number, bigint>();
   private readonly maxBytes: number;
-  /** Bytes of the entries by the estimate. */
-  private held = 0;
   /** TSUID bytes of the metric UID (the key's first chars). */
   private readonly metricWidth: number;
   /** Advanced by every drop; entries and reads carry the value they began at. */
@@ -88,23 +110,29 @@ export class LastValues {
   /** get()s answered from an entry, and left to the store. */
   private hits = 0;
   private misses = 0;
+  /** Where the next drop starts (a series number). */
+  private hand = 0;
 
   constructor(maxBytes: number, metricWidth = 3) {
     this.maxBytes = Math.max(1, maxBytes);
     this.metricWidth = metricWidth;
+    this.keys = new KeyTable((capacity) => {
+      this.cols = new Columns(capacity, this.cols);
+    });
+    this.cols = new Columns(this.keys.capacity);
   }
 
   get size(): number {
-    return this.entries.size;
+    return this.keys.size;
   }
 
-  /** Bytes held, by the estimate. */
+  /** Bytes held: the arrays' lengths and the big integers kept. */
   get bytes(): number {
-    return this.held;
+    return this.keys.bytes() + this.cols.byteLength + this.bigs.size * BIG_VALUE_BYTES;
   }
 
   stats(): LastValueStats {
-    return { series: this.entries.size, hits: this.hits, misses: this.misses };
+    return { series: this.keys.size, hits: this.hits, misses: this.misses };
   }
 
   /**
@@ -112,15 +140,19 @@ export class LastValues {
    * `null` when it knows there is none, undefined when the store must be read.
    */
   get(key: string, nowHour: number): LastPoint | null | undefined {
-    const e = this.live(key);
+    const n = this.live(key);
+    const c = this.cols;
     // A newest point in a future hour says nothing of the current ones.
-    if (e === undefined || e.upTo < nowHour || Math.floor(e.ts / 3_600_000) * 3600 > nowHour) {
+    if (n < 0 || c.upTo[n]! < nowHour || Math.floor(c.ts[n]! / 3_600_000) * 3600 > nowHour) {
       this.misses++;
       return undefined;
     }
     this.hits++;
-    if (e.ts === -Infinity) return null;
-    return e.big === undefined ? { ts: e.ts, value: e.value, isInt: e.isInt } : { ts: e.ts, value: e.value, isInt: e.isInt, big: e.big };
+    const ts = c.ts[n]!;
+    if (ts === -Infinity) return null;
+    const big = this.bigs.size === 0 ? undefined : this.bigs.get(n);
+    const isInt = c.isInt[n] === 1;
+    return big === undefined ? { ts, value: c.value[n]!, isInt } : { ts, value: c.value[n]!, isInt, big };
   }
 
   /**
@@ -128,7 +160,7 @@ export class LastValues {
    * Returns the token `finish` takes.
    */
   begin(keys: readonly string[]): number {
-    for (const k of keys) if (this.live(k) === undefined) this.insert(k);
+    for (const k of keys) if (this.live(k) < 0) this.insert(k);
     return this.stamp;
   }
 
@@ -138,36 +170,30 @@ export class LastValues {
    */
   finish(key: string, p: LastPoint | undefined, nowHour: number, token: number): void {
     if (token < this.cleared) return;
-    const e = this.entries.get(key);
-    if (e === undefined || e.born > token) return;
+    const n = this.keys.findLatin1(key);
+    const c = this.cols;
+    if (n < 0 || c.born[n]! > token) return;
     if (this.metricsForgotten.size > 0 && (this.metricsForgotten.get(key.slice(0, this.metricWidth)) ?? -1) > token) return;
     // At an equal timestamp the entry's value came from a write acknowledged while the read
     // ran: the read may have seen the value before it.
-    if (p !== undefined && p.ts > e.ts) {
-      e.ts = p.ts;
-      e.value = p.value;
-      e.isInt = p.isInt;
-      e.big = p.big;
-    }
-    if (nowHour > e.upTo) e.upTo = nowHour;
+    if (p !== undefined && p.ts > c.ts[n]!) this.put(n, p.ts, p.value, p.isInt, p.big);
+    if (nowHour > c.upTo[n]!) c.upTo[n] = nowHour;
   }
 
   /** The write path stored `ms` as the newest point of the series in one acknowledged write. */
   written(key: string, ms: number, value: number, isInt: boolean, big?: bigint): void {
-    const e = this.entries.get(key);
-    if (e === undefined || ms < e.ts) return;
-    e.ts = ms;
-    e.value = value;
-    e.isInt = isInt;
-    e.big = big;
+    const n = this.keys.findLatin1(key);
+    if (n < 0 || ms < this.cols.ts[n]!) return;
+    this.put(n, ms, value, isInt, big);
   }
 
   /** Another server wrote these series (TSUIDs as latin1): their entries go. */
   forget(keys: Iterable<string>): void {
     let any = false;
     for (const k of keys) {
-      if (!this.entries.delete(k)) continue;
-      this.held -= entryBytes(k);
+      const n = this.keys.findLatin1(k);
+      if (n < 0) continue;
+      this.remove(n);
       any = true;
     }
     if (any) this.stamp++;
@@ -180,33 +206,74 @@ export class LastValues {
 
   /** Forgets every entry; reads in progress finish nothing. */
   clear(): void {
-    this.entries.clear();
-    this.held = 0;
+    this.keys.clear();
+    this.bigs.clear();
     this.metricsForgotten.clear();
+    this.hand = 0;
     this.cleared = ++this.stamp;
   }
 
-  /** The entry of `key` unless its metric was forgotten since it was made (then it goes). */
-  private live(key: string): Entry | undefined {
-    const e = this.entries.get(key);
-    if (e === undefined || this.metricsForgotten.size === 0) return e;
-    if ((this.metricsForgotten.get(key.slice(0, this.metricWidth)) ?? -1) <= e.born) return e;
-    this.entries.delete(key);
-    this.held -= entryBytes(key);
-    return undefined;
+  /** The number of `key`'s entry unless its metric was forgotten since it was made (then it goes); -1: none. */
+  private live(key: string): number {
+    const n = this.keys.findLatin1(key);
+    if (n < 0 || this.metricsForgotten.size === 0) return n;
+    if ((this.metricsForgotten.get(key.slice(0, this.metricWidth)) ?? -1) <= this.cols.born[n]!) return n;
+    this.remove(n);
+    return -1;
   }
 
-  private insert(key: string): void {
-    const freed = makeRoom(this.entries, this.held + entryBytes(key), this.maxBytes, entryBytes);
-    if (freed > 0) {
-      this.held -= freed;
+  private put(n: number, ms: number, value: number, isInt: boolean, big: bigint | undefined): void {
+    if (big !== undefined && !this.bigs.has(n) && this.bytes + BIG_VALUE_BYTES > this.maxBytes) {
+      // No room for the big integer: the entry goes instead (the next read reads the store).
+      this.remove(n);
       this.stamp++;
+      return;
     }
-    this.entries.set(key, new Entry(this.stamp));
-    this.held += entryBytes(key);
+    const c = this.cols;
+    c.ts[n] = ms;
+    c.value[n] = value;
+    c.isInt[n] = isInt ? 1 : 0;
+    if (big !== undefined) this.bigs.set(n, big);
+    else if (this.bigs.size > 0) this.bigs.delete(n);
   }
-}
 
-function entryBytes(key: string): number {
-  return LAST_VALUE_BYTES + key.length;
+  /** A loading entry for `key`, after dropping an eighth of the entries while adding would pass the bound. */
+  private insert(key: string): void {
+    let dropped = false;
+    while (this.keys.size > 0 && this.bytes + this.growth(key.length) > this.maxBytes) {
+      this.dropEighth();
+      dropped = true;
+    }
+    if (dropped) this.stamp++;
+    const n = this.keys.addLatin1(key);
+    const c = this.cols; // after the add: it may have grown the columns
+    c.born[n] = this.stamp;
+    c.ts[n] = -Infinity;
+    c.value[n] = 0;
+    c.isInt[n] = 0;
+    c.upTo[n] = -Infinity;
+  }
+
+  /** Bytes an add of a `len`-byte key would add: the table's growth and the columns' with it. */
+  private growth(len: number): number {
+    const g = this.keys.growthBytes(len);
+    return this.keys.growsNumbers() ? g + this.cols.byteLength : g;
+  }
+
+  private remove(n: number): void {
+    this.keys.remove(n);
+    if (this.bigs.size > 0) this.bigs.delete(n);
+  }
+
+  private dropEighth(): void {
+    let goal = Math.max(1, Math.ceil(this.keys.size / 8));
+    const hi = this.keys.highWater;
+    for (let i = 0; goal > 0 && i < hi; i++) {
+      const n = (this.hand + i) % hi;
+      if (!this.keys.has(n)) continue;
+      this.remove(n);
+      goal--;
+      this.hand = n + 1;
+    }
+  }
 }

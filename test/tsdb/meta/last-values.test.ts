@@ -103,10 +103,12 @@ describe('LastValues', () => {
     c.finish('a', { ts: ms(10, 2), value: 2, isInt: false }, 10 * H, after);
     expect(c.get('a', 10 * H)).toEqual({ ts: ms(10, 2), value: 2, isInt: false });
 
-    const small = new LastValues(ENTRY * 8);
+    // The smallest table (16 entries, ~1.1 KB): a bound that leaves no room to grow it.
+    const small = new LastValues(1200);
     const t0 = small.begin(['x']);
-    for (let i = 0; i < 8; i++) small.begin([`s${i}`]); // past the bound: the oldest eighth goes ('x')
-    expect(small.size).toBeLessThanOrEqual(8);
+    for (let i = 0; i < 16; i++) small.begin([`s${i}`]); // past the bound: an eighth goes, the oldest first ('x')
+    expect(small.size).toBeLessThanOrEqual(16);
+    expect(small.bytes).toBeLessThanOrEqual(1200);
     const t1 = small.begin(['x']);
     small.finish('x', { ts: ms(10), value: 1, isInt: false }, 10 * H, t0);
     expect(small.get('x', 10 * H)).toBeUndefined();
