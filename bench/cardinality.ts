@@ -15,8 +15,8 @@
  * fresh (bench/peers/targets.ts; the systems' order alternates by scale) and is sampled
  * every `--sample` s: points stored, series created (Horae /api/stats
  * horae.ingest.series_created; VictoriaMetrics vm_new_timeseries_created_total), RSS and
- * CPU of the process tree, heap (VictoriaMetrics go_memstats_heap_inuse_bytes; Horae's
- * /api/stats has no heap figure: reported as missing). Then, if every point was stored:
+ * CPU of the process tree, heap (VictoriaMetrics go_memstats_heap_inuse_bytes; Horae
+ * /api/stats horae.memory.heap_used_bytes, the server thread's V8 heap). Then, if every point was stored:
  * the queries of bench/query/queries.ts `cardinalityQueries` over one metric of N ÷ metrics
  * series (a group-by over all of them for one hour; a regexp selecting 1,000), first run
  * and median of `--query-runs`, answers compared between the systems; a clean stop, a
@@ -83,8 +83,8 @@ const MiB = 2 ** 20;
 function seriesAndHeap(system: SystemName, self: Record<string, number> | undefined): { series?: number; heapBytes?: number } {
   if (self === undefined) return {};
   if (system === 'victoriametrics') return { series: self['vm_new_timeseries_created_total'], heapBytes: self['go_memstats_heap_inuse_bytes'] };
-  const heapKey = Object.keys(self).find((k) => /heap/i.test(k));
-  return { series: self['horae.ingest.series_created'], ...(heapKey === undefined ? {} : { heapBytes: self[heapKey] }) };
+  const heap = self['horae.memory.heap_used_bytes'];
+  return { series: self['horae.ingest.series_created'], ...(heap === undefined ? {} : { heapBytes: heap }) };
 }
 
 interface LoadSample {
