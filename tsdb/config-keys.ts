@@ -228,7 +228,7 @@ export const CONFIG_KEYS = {
   },
   retentionCleanup: {
     key: 'horae.retention.cleanup', part: 'retention', type: 'bool', default: false,
-    help: 'remove the series-index rows of series whose points have all expired, and the names (UIDs) only they used (off: names are forever, as in OpenTSDB; one server per store only)',
+    help: 'remove the series-index rows of series whose points have all expired, and the names (UIDs) only they used (off: names are forever, as in OpenTSDB; safe with any number of servers on one store)',
   },
   // ---- query -------------------------------------------------------------------------
   queryAllowDelete: {

@@ -19,6 +19,8 @@ import { parseRetention, resolveRetention, retentionOfName } from './compact/ret
 import type { RetentionConfig, RetentionRules } from './compact/retention.js';
 import { RetentionSweeper } from './compact/retention-sweep.js';
 import { IndexCleanup } from './meta/index-cleanup.js';
+import { CleanupMember } from './meta/cleanup-member.js';
+import { CleanupRow } from './meta/cleanup-row.js';
 import { StoreCompaction } from './compact/store-compaction.js';
 import { DecodePool } from './query/decode-pool.js';
 import type { LastValues } from './meta/last-values.js';
@@ -98,6 +100,8 @@ export class Tsdb {
   readonly retentionSweeper: RetentionSweeper | undefined;
   /** Removes expired series from the index, and names only they used (horae.retention.cleanup). */
   readonly indexCleanup: IndexCleanup | undefined;
+  /** This server's part in every server's index cleanup, where servers share the store (meta/cleanup-member.ts). */
+  readonly cleanupMember: CleanupMember | undefined;
   /** Retention resolved to metric UIDs (compact/retention.ts), for the row transform. */
   private retention: RetentionRules = { byMetric: [] };
   private retentionEpoch = -1;
@@ -147,10 +151,17 @@ export class Tsdb {
       metrics: () => this.metrics.allNames(),
       ...(changes === undefined ? {} : { claims: changes }),
     });
+    // The index cleanup's row, lease and fences (meta/cleanup-row.ts, cleanup-member.ts): every server on a shared store takes part.
+    const row = new CleanupRow(postings, server, now);
+    const cleanupSteps = {
+      apply: (c: Extract<Change, { kind: 'cleanup' }>) => this.catalog.applyCleanup(c),
+      writesEnded: (ms: number) => this.ingest.callsEnded(ms), recordingsSettled: () => this.catalog.gate.settled(), now,
+    };
+    this.cleanupMember = changes === undefined ? undefined : new CleanupMember({ row, ...cleanupSteps });
     this.indexCleanup = !config.retentionCleanup || !this.hasRetention ? undefined : new IndexCleanup({
-      data, postings, widths: this.widths, retention: this.retentionConfig, index: this.index, gate: this.catalog.gate,
+      data, postings, widths: this.widths, retention: this.retentionConfig, index: this.index, row, me: server, shared: changes !== undefined,
       uids: { metric: this.catalog.metrics, tagk: this.catalog.tagks, tagv: this.catalog.tagvs },
-      dropEntry: (key) => this.catalog.series.drop(key), writesEnded: (ms) => this.ingest.callsEnded(ms), now,
+      announce: (c) => this.catalog.cleanupStep(c), ...cleanupSteps,
     });
     // Kept where this process is the one writer, or hears of the others' writes (change log).
     const hints = (this.newestHours = this.catalog.newestHours);
@@ -175,6 +186,7 @@ export class Tsdb {
       },
       ...(this.catalog.announcesWrites ? { announceWritten: (series) => this.catalog.announceWritten(series) } : {}),
       ...(tracked ? { rowsListed: () => readBack.listed() } : {}),
+      ...(this.cleanupMember === undefined ? {} : { beforeWrite: () => this.cleanupMember!.stale() && this.catalog.dropCaches() }),
       ...(lastValues === undefined ? {} : {
         newestPoints: {
           stored: (e, ms, value, isInt, big) => lastValues.written(e.tsuidKey, ms, value, isInt, big),
@@ -186,9 +198,6 @@ export class Tsdb {
 
   static async open(store: Store, opts: OpenTsdbOptions = {}): Promise<Tsdb> {
     const config = resolveTsdbConfig(opts.config);
-    if (config.retentionCleanup && !store.capabilities.singleWriter) {
-      throw new TsdbError('TSDB_ILLEGAL_ARGUMENT', 'horae.retention.cleanup needs a store with one server (the embedded store): where servers share the store, leave it off');
-    }
     const widths = validateWidths(widthsOf(config));
     const uid = await store.createTable(uidTableSpec(), { ifNotExists: true });
     await checkSchemaRecord(uid, widths);
@@ -207,6 +216,8 @@ export class Tsdb {
     // A store from before postings gets them now, before anything is written or queried.
     await tsdb.index.buildPostings();
     await tsdb.catalog.startFeed(opts.background === false ? undefined : FEED_POLL_MS);
+    // Beats before the first write: a cleanup pass starting from now waits for this server's fences.
+    await tsdb.cleanupMember?.start();
     if (opts.decodePool !== undefined) {
       tsdb.decodePool = opts.decodePool;
       tsdb.ownsDecodePool = false;
@@ -316,6 +327,9 @@ export class Tsdb {
       case 'delete':
       case 'unknown':
         this.forgetNewestPoints();
+        break;
+      case 'cleanup':
+        this.cleanupMember?.onStep(c);
         break;
       default:
         break;
@@ -459,6 +473,7 @@ export class Tsdb {
     await this.compactor.stop();
     await this.retentionSweeper?.stop();
     await this.indexCleanup?.stop();
+    await this.cleanupMember?.stop();
     if (this.ownsDecodePool) await this.decodePool?.close();
   }
 }

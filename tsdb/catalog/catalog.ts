@@ -36,7 +36,7 @@ import { randomBytes } from 'node:crypto';
 import { ChangeFeed, ChangeLog, WRITER_ID_BYTES } from '../meta/change-log.js';
 import type { Change, ChangeFeedStats } from '../meta/change-log.js';
 import { TsdbError } from '../errors.js';
-import { CreationGate } from '../meta/creation-gate.js';
+import { CreationGate, hex } from '../meta/creation-gate.js';
 import { SeriesLimiter } from '../limits/series-limiter.js';
 import { SeriesIndex } from '../meta/series-index.js';
 import { rowKeyFromTsuid } from '../schema/row-key.js';
@@ -91,8 +91,8 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
   /** The byte budget of everything here and each structure's share (memory/catalog-memory.ts). */
   readonly memory: CatalogMemory;
   readonly widths: SchemaWidths;
-  /** Fences series recording off while the index cleanup runs (meta/creation-gate.ts). */
-  readonly gate = new CreationGate();
+  /** Refuses series carrying UIDs the index cleanup deletes (meta/creation-gate.ts). */
+  readonly gate: CreationGate;
   /** True when this process is the store's one writer (capabilities.singleWriter). */
   readonly singleWriter: boolean;
   /** True where series sets are kept: one writer, or a change feed from the others. */
@@ -118,6 +118,7 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
     const c = o.config;
     this.widths = o.widths;
     this.singleWriter = o.singleWriter;
+    this.gate = new CreationGate(o.now);
     if (!o.singleWriter && o.changes !== undefined) {
       this.log = new ChangeLog(o.changes, randomBytes(WRITER_ID_BYTES), o.widths.metric);
       this.feed = new ChangeFeed(this.log, (c) => this.applyRemote(c), o.now);
@@ -191,12 +192,12 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
   async recordSeries(tsuids: readonly Uint8Array[], nowMs: number, fresh?: readonly boolean[]): Promise<SeriesRecorded[]> {
     const out: SeriesRecorded[] = new Array<SeriesRecorded>(tsuids.length).fill('known');
     if (tsuids.length === 0) return out;
-    // The index cleanup (meta/index-cleanup.ts) runs with no recording in flight.
-    await this.gate.enter();
+    // The index cleanup (meta/index-cleanup.ts) waits for the recordings in flight before it deletes UIDs.
+    const token = this.gate.enter();
     try {
       return await this.recordGated(tsuids, nowMs, fresh, out);
     } finally {
-      this.gate.leave();
+      this.gate.leave(token);
     }
   }
 
@@ -207,11 +208,10 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
     const absent: number[] = [];
     const admitted: Uint8Array[] = [];
     for (let i = 0, j = 0; i < tsuids.length; i++) {
-      if (fresh?.[i] !== true && known[j++]) {
-        // A series the index cleanup is retiring is recorded again (no new series: no limit).
-        if (this.gate.retiring.size > 0 && this.gate.retiring.delete(latin1(tsuids[i]!))) admitted.push(tsuids[i]!);
-        continue;
-      }
+      const k = fresh?.[i] === true ? false : known[j++]!;
+      // A row the index cleanup marked: the series lives on (revived: no new series, no limit).
+      if (k instanceof Uint8Array && await this.index.revive(tsuids[i]!, k, nowMs)) continue;
+      if (k === true) continue;
       const kind = this.gate.retiredIn(tsuids[i]!, this.widths);
       if (kind === undefined) absent.push(i);
       else out[i] = retiredUid(kind);
@@ -249,6 +249,41 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
       throw err;
     }
     if (r !== undefined) await this.log!.announce(r, { kind: 'rename', uidKind: kind, id, from, to });
+  }
+
+  /**
+   * A step of the index cleanup (meta/index-cleanup.ts), applied here and, where others
+   * write the store, appended to the change log for them (they apply it the same way).
+   */
+  async cleanupStep(c: Extract<Change, { kind: 'cleanup' }>): Promise<void> {
+    this.applyCleanup(c);
+    await this.log?.append(c);
+  }
+
+  /**
+   * What a cleanup step changes here: step 1 drops the writer's entries and the in-memory
+   * index copy of the series being removed (their next write reads the marked row and
+   * revives it); step 2 refuses series carrying the UIDs being deleted and drops every
+   * cache that may hold them; step 3 keeps the UIDs deleted refused and the others no more.
+   */
+  applyCleanup(c: Extract<Change, { kind: 'cleanup' }>): void {
+    if (c.step === 1 || c.step === 3) {
+      for (const t of c.tsuids) this.series.drop(latin1(t));
+      this.index.forget(c.tsuids);
+      this.touchMetricsOf(c.tsuids);
+    }
+    if (c.step === 2) {
+      for (const kind of ['metric', 'tagk', 'tagv'] as const) {
+        if (c.uids[kind].length === 0) continue;
+        this.gate.pend(kind, c.uids[kind].map((id) => hex(id)));
+        this.uidTable(kind).dropCaches();
+      }
+      this.touchEverything();
+    }
+    if (c.step === 3) {
+      this.gate.settle({ metric: c.uids.metric.map((id) => hex(id)), tagk: c.uids.tagk.map((id) => hex(id)), tagv: c.uids.tagv.map((id) => hex(id)) });
+      if (c.uids.metric.length + c.uids.tagk.length + c.uids.tagv.length > 0) this.touchEverything();
+    }
   }
 
   /** Data rows of these series were deleted: the other servers hear of it (change log). */
@@ -309,7 +344,11 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
         this.touchEverything();
         break;
       case 'unknown':
+        this.gate.forgetPending();
         this.dropCaches();
+        break;
+      case 'cleanup':
+        this.applyCleanup(c);
         break;
       case 'delete':
       case 'written':

@@ -71,13 +71,21 @@ export type Change =
   | { readonly kind: 'written'; readonly series: readonly Written[] }
   /** Points written, too many series to list: each metric (UID) with the newest base hour written into. */
   | { readonly kind: 'writtenMetrics'; readonly metrics: readonly Written[] }
+  /**
+   * A step of an index cleanup pass (meta/index-cleanup.ts): 1, these series are being
+   * removed (their index rows are marked); 2, these UIDs are being deleted; 3, the pass
+   * ended: these series were removed and these UIDs deleted (the others of step 2 stay).
+   */
+  | { readonly kind: 'cleanup'; readonly step: CleanupStep; readonly pass: bigint; readonly tsuids: readonly Uint8Array[]; readonly uids: Readonly<Record<UidKind, readonly Uint8Array[]>> }
   /** An entry that could not be read: anything may have changed. */
   | { readonly kind: 'unknown' };
+
+export type CleanupStep = 1 | 2 | 3;
 
 /** An id (TSUID or metric UID) and a base hour, epoch s. */
 export type Written = readonly [Uint8Array, number];
 
-const TAG = { series: 0x73, metrics: 0x6d, rename: 0x72, delete: 0x64, written: 0x77, writtenMetrics: 0x57 } as const; // 's' 'm' 'r' 'd' 'w' 'W'
+const TAG = { series: 0x73, metrics: 0x6d, rename: 0x72, delete: 0x64, written: 0x77, writtenMetrics: 0x57, cleanup: 0x78 } as const; // 's' 'm' 'r' 'd' 'w' 'W' 'x'
 const UID_TAG: Record<UidKind, number> = { metric: 0x6d, tagk: 0x6b, tagv: 0x76 }; // 'm' 'k' 'v'
 export const WRITER_ID_BYTES = 8;
 
@@ -89,7 +97,15 @@ export function encodeChange(writer: Uint8Array, c: Exclude<Change, { kind: 'unk
   const bytes = (b: Uint8Array): void => {
     parts.push(u16(b.length), b);
   };
-  if (c.kind === 'written' || c.kind === 'writtenMetrics') {
+  if (c.kind === 'cleanup') {
+    const pass = new Uint8Array(8);
+    new DataView(pass.buffer).setBigUint64(0, c.pass);
+    parts.push(Uint8Array.of(c.step), pass);
+    for (const list of [c.tsuids, c.uids.metric, c.uids.tagk, c.uids.tagv]) {
+      parts.push(u32(list.length));
+      for (const b of list) bytes(b);
+    }
+  } else if (c.kind === 'written' || c.kind === 'writtenMetrics') {
     const list = c.kind === 'written' ? c.series : c.metrics;
     parts.push(u32(list.length));
     for (const [id, hour] of list) parts.push(u16(id.length), id, u32(hour));
@@ -134,6 +150,20 @@ export function decodeChange(v: Uint8Array): { writer: Uint8Array; change: Chang
       o += 4;
       return n;
     };
+    const byteList = (): Uint8Array[] => {
+      const out: Uint8Array[] = [];
+      for (let i = u32(); i > 0; i--) out.push(bytes());
+      return out;
+    };
+    if (tag === TAG.cleanup) {
+      const step = v[o++];
+      if (step !== 1 && step !== 2 && step !== 3) return undefined;
+      if (o + 8 > v.length) return undefined;
+      const pass = new DataView(v.buffer, v.byteOffset + o, 8).getBigUint64(0);
+      o += 8;
+      const tsuids = byteList();
+      return { writer, change: { kind: 'cleanup', step, pass, tsuids, uids: { metric: byteList(), tagk: byteList(), tagv: byteList() } } };
+    }
     if (tag === TAG.written || tag === TAG.writtenMetrics) {
       const count = u32();
       const list: Written[] = [];

@@ -18,6 +18,18 @@ export const META_TABLE = 'tsdb-meta';
 export const META_FAMILY = 'name';
 /** Qualifier of the first-seen time (8-byte big-endian ms). */
 export const META_CREATED = Uint8Array.from([0x63]); // 'c'
+/** Qualifier of the index cleanup's mark: the pass removing the series (8-byte big-endian; meta/index-cleanup.ts). */
+export const META_MARK = Uint8Array.from([0x78]); // 'x'
+/** Conditional writes of marked rows in flight at once. */
+const MARK_CONCURRENCY = 16;
+const SYNC = { durability: 'sync' } as const;
+
+/** The value of a mark: the pass number. */
+export function markValue(pass: bigint): Uint8Array {
+  const v = new Uint8Array(8);
+  new DataView(v.buffer).setBigUint64(0, pass);
+  return v;
+}
 
 export function metaTableSpec(): TableSpec {
   return { name: META_TABLE, families: [{ name: META_FAMILY, maxVersions: 1 }] };
@@ -122,10 +134,12 @@ export class SeriesIndex {
 
   /**
    * For each TSUID, whether the index holds it: from the in-memory copy, else by one read
-   * of the rows (no write); the series found are put in the copy.
+   * of the rows (no write); the series found are put in the copy. A row the index cleanup
+   * marked is answered with the mark's value (the caller revives it: revive()) and is not
+   * put in the copy.
    */
-  async known(tsuids: readonly Uint8Array[]): Promise<boolean[]> {
-    const out: boolean[] = new Array<boolean>(tsuids.length).fill(false);
+  async known(tsuids: readonly Uint8Array[]): Promise<Array<boolean | Uint8Array>> {
+    const out: Array<boolean | Uint8Array> = new Array<boolean | Uint8Array>(tsuids.length).fill(false);
     const ask: number[] = [];
     const now = this.now();
     for (let i = 0; i < tsuids.length; i++) {
@@ -135,12 +149,80 @@ export class SeriesIndex {
     if (ask.length > 0) {
       const rows = await this.table.get(ask.map((i) => tsuids[i]!), { families: [META_FAMILY] });
       for (let j = 0; j < ask.length; j++) {
-        if (rows[j] === undefined) continue;
+        const row = rows[j];
+        if (row === undefined) continue;
+        const mark = row.cells.find((c) => c.qualifier.length === 1 && c.qualifier[0] === META_MARK[0]);
+        if (mark !== undefined) {
+          out[ask[j]!] = mark.value;
+          continue;
+        }
         out[ask[j]!] = true;
         this.active?.add(tsuids[ask[j]!]!, now);
       }
     }
     return out;
+  }
+
+  /** Marks the rows of series the index cleanup's pass `pass` is removing (META_MARK). */
+  async mark(tsuids: readonly Uint8Array[], pass: bigint): Promise<void> {
+    if (tsuids.length === 0) return;
+    const value = markValue(pass);
+    await this.table.mutate(tsuids.map((key) => ({ key, mutations: [{ type: 'put' as const, family: META_FAMILY, qualifier: META_MARK, value }] })), SYNC);
+  }
+
+  /** Takes the mark of `pass` off these rows where it still is (the series live on). */
+  async unmark(tsuids: readonly Uint8Array[], pass: bigint): Promise<void> {
+    const value = markValue(pass);
+    await eachLimited(tsuids, (key) => this.table.checkAndPut(key, { family: META_FAMILY, qualifier: META_MARK }, value, [{ type: 'deleteCell', family: META_FAMILY, qualifier: META_MARK }], SYNC));
+  }
+
+  /**
+   * Deletes the rows of these series that still carry the mark of `pass` (each with one
+   * check-and-put, so a series a writer revived meanwhile stays) and returns those deleted.
+   * The caller removed their postings before; the series revived get theirs again here.
+   */
+  async removeMarked(tsuids: readonly Uint8Array[], pass: bigint): Promise<Uint8Array[]> {
+    const value = markValue(pass);
+    const gone = await eachLimited(tsuids, (key) => this.table.checkAndPut(key, { family: META_FAMILY, qualifier: META_MARK }, value, [{ type: 'deleteRow' }], SYNC));
+    const removed = tsuids.filter((_, i) => gone[i]);
+    const kept = tsuids.filter((_, i) => !gone[i]);
+    if (kept.length > 0) await this.postings.write(kept, 'sync');
+    if (removed.length > 0) {
+      const ids = new Set(removed.map(latin1));
+      this.active?.removeIf((t) => ids.has(latin1(t)));
+    }
+    return removed;
+  }
+
+  /**
+   * A write of a series whose row carries the index cleanup's mark `mark`: its postings
+   * again (the pass may have removed them), then the mark taken off with a check-and-put.
+   * True when the row is there now; false when the pass removed it first (the caller then
+   * records the series as new).
+   */
+  async revive(tsuid: Uint8Array, mark: Uint8Array, nowMs: number): Promise<boolean> {
+    await this.postings.write([tsuid], 'buffered');
+    const created = new Uint8Array(8);
+    new DataView(created.buffer).setBigUint64(0, BigInt(Math.max(0, Math.floor(nowMs))));
+    const ok = await this.table.checkAndPut(tsuid, { family: META_FAMILY, qualifier: META_MARK }, mark, [
+      { type: 'deleteCell', family: META_FAMILY, qualifier: META_MARK },
+      { type: 'put', family: META_FAMILY, qualifier: META_CREATED, value: created },
+    ], SYNC);
+    if (!ok) {
+      const [row] = await this.table.get([tsuid], { families: [META_FAMILY] });
+      if (row === undefined) return false;
+      const again = row.cells.find((c) => c.qualifier.length === 1 && c.qualifier[0] === META_MARK[0]);
+      if (again !== undefined) return this.revive(tsuid, again.value, nowMs);
+    }
+    this.active?.add(tsuid, this.now());
+    return true;
+  }
+
+  /** Drops these series from the in-memory copy (their next write reads the index). */
+  forget(tsuids: readonly Uint8Array[]): void {
+    if (this.active === undefined || tsuids.length === 0) return;
+    const ids = new Set(tsuids.map(latin1));
+    this.active.removeIf((t) => ids.has(latin1(t)));
   }
 
   /**
@@ -184,6 +266,12 @@ export class SeriesIndex {
     }
   }
 
+  /** The rows of these series that are in the index (present or not, in order). */
+  async present(tsuids: readonly Uint8Array[]): Promise<boolean[]> {
+    if (tsuids.length === 0) return [];
+    return (await this.table.get(tsuids, { families: [META_FAMILY] })).map((r) => r !== undefined);
+  }
+
   /** Calls `fn` with every TSUID of the index, in order, none kept (the index cleanup's walk). */
   async forEach(fn: (tsuid: Uint8Array) => void): Promise<void> {
     for await (const rows of this.table.scan({ families: [META_FAMILY], batchRows: 1024 })) for (const r of rows) fn(r.key);
@@ -205,4 +293,18 @@ export class SeriesIndex {
     }
     return out;
   }
+}
+
+/** `fn` over every item, MARK_CONCURRENCY at a time; the answers in order. */
+async function eachLimited<T>(items: readonly Uint8Array[], fn: (item: Uint8Array) => Promise<T>): Promise<T[]> {
+  const out = new Array<T>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(MARK_CONCURRENCY, items.length) }, worker));
+  return out;
 }

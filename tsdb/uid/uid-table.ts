@@ -305,6 +305,30 @@ export class UidTable {
     return id;
   }
 
+  /**
+   * The index cleanup's delete of an unused name (meta/index-cleanup.ts): the forward row
+   * name → id first, then the reverse row id → name, each only while it still holds what
+   * it held (a check-and-put), so a rename or a new assignment since is left alone. A stop
+   * between the two leaves a reverse row no name leads to; the cleanup's next pass finishes
+   * it (its intent).
+   */
+  async deleteMapping(name: string, id: Uint8Array): Promise<void> {
+    await this.table.checkAndPut(utf8(name), this.ref(UID_FAMILY_ID), id, [{ type: 'deleteCell', family: UID_FAMILY_ID, qualifier: this.qualifier }], SYNC);
+    this.byName.delete(name);
+    await this.table.checkAndPut(id, this.ref(UID_FAMILY_NAME), utf8(name), [{ type: 'deleteCell', family: UID_FAMILY_NAME, qualifier: this.qualifier }], SYNC);
+    this.byId.delete(idKey(id));
+  }
+
+  /**
+   * Puts back both mappings of `name` and `id` where one is missing (the index cleanup's
+   * repair of a delete it stopped in the middle of, for an id a series carries): the
+   * reverse row if it has no name, the forward row if the name has no id.
+   */
+  async restoreMapping(name: string, id: Uint8Array): Promise<void> {
+    await this.table.checkAndPut(id, this.ref(UID_FAMILY_NAME), undefined, [this.put(UID_FAMILY_NAME, utf8(name))], SYNC);
+    await this.table.checkAndPut(utf8(name), this.ref(UID_FAMILY_ID), undefined, [this.put(UID_FAMILY_ID, id)], SYNC);
+  }
+
   dropCaches(): void {
     this.byName.clear();
     this.byId.clear();

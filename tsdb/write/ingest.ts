@@ -72,6 +72,8 @@ export interface IngestDeps {
    * undefined when they may be now.
    */
   readonly rowsListed?: () => Promise<void> | undefined;
+  /** Called as each write call starts, before any series entry is used (the index cleanup's self-fence: meta/cleanup-member.ts). */
+  readonly beforeWrite?: () => void;
 }
 
 export interface IngestStats {
@@ -168,6 +170,7 @@ export class Ingestor {
    * (a parse error or a write outcome) once the good ones are durable. Rejects as write().
    */
   async put(source: PointSource, opts: { durability?: Durability; admit?: 'reject' | 'wait' } = {}): Promise<PointOutcome[]> {
+    this.deps.beforeWrite?.();
     const n = source.count;
     const out: PointOutcome[] = new Array<PointOutcome>(n).fill(undefined);
     const cache = source.protocol === undefined ? undefined : this.deps.catalog.series.bytes(source.protocol);
@@ -252,6 +255,7 @@ export class Ingestor {
       this.overloadRejections++;
       throw new TsdbError('TSDB_OVERLOADED', 'Please throttle writes: too many points in flight');
     }
+    if (known === undefined) this.deps.beforeWrite?.();
     const n = points.length + (known?.count ?? 0);
     const seq = ++this.callSeq;
     this.inflight += n;

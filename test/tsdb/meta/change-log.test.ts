@@ -27,6 +27,7 @@ function show(c: Change): string {
     case 'rename': return `rename ${c.uidKind} ${toHex(c.id)} ${c.from} -> ${c.to}`;
     case 'written': return `written ${c.series.map(([t, h]) => `${toHex(t)}@${h}`).join(',')}`;
     case 'writtenMetrics': return `writtenMetrics ${c.metrics.map(([m, h]) => `${toHex(m)}@${h}`).join(',')}`;
+    case 'cleanup': return `cleanup ${c.step} ${c.pass} ${c.tsuids.map(toHex).join(',')} ${(['metric', 'tagk', 'tagv'] as const).map((k) => c.uids[k].map(toHex).join(',')).join(' ')}`;
     case 'unknown': return 'unknown';
   }
 }
@@ -40,6 +41,7 @@ describe('change log', () => {
       { kind: 'delete', tsuids: [] },
       { kind: 'written', series: [[fromHex('000001000001000002'), 1_700_002_800], [fromHex('000002000001000003'), 0]] },
       { kind: 'writtenMetrics', metrics: [[fromHex('000007'), 4_294_963_200]] },
+      { kind: 'cleanup', step: 2, pass: 7n, tsuids: [fromHex('000001000001000002')], uids: { metric: [], tagk: [fromHex('000001')], tagv: [fromHex('000002'), fromHex('000003')] } },
     ];
     for (const c of cases) {
       const d = decodeChange(encodeChange(A, c))!;

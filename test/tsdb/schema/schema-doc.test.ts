@@ -23,7 +23,9 @@ import { mergeRowCells } from '../../../tsdb/query/row-merge.js';
 import { DATA_FAMILY } from '../../../tsdb/tables.js';
 import { decodeBeat, encodeBeat } from '../../../tsdb/meta/servers.js';
 import { CHANGE_FAMILY, CHANGE_QUALIFIER, changeKey, decodeChange, encodeChange } from '../../../tsdb/meta/change-log.js';
-import { BUILT_KEY, BUILT_VERSION, POSTINGS_QUALIFIER, decodePostingKey, postingRows } from '../../../tsdb/meta/postings.js';
+import { BUILT_KEY, BUILT_VERSION, POSTINGS_FAMILY, POSTINGS_QUALIFIER, decodePostingKey, postingRows, postingsTableSpec } from '../../../tsdb/meta/postings.js';
+import { CLEANUP_ROW, CleanupRow } from '../../../tsdb/meta/cleanup-row.js';
+import { openMemoryStore } from '../../../core/index.js';
 
 const PATH = 'tsdb/SCHEMA.md';
 const doc = readFormatDoc(PATH);
@@ -201,6 +203,20 @@ describe('tsdb/SCHEMA.md examples', () => {
     expect(toHex(w.writer)).toBe('00000000000000cc');
     expect(w.change.kind === 'written' && w.change.series.map(([t, h]) => `${toHex(t)}@${h}`)).toEqual(['000001000001000001@1706598000']);
     expect(toHex(encodeChange(w.writer, { kind: 'written', series: [[fromHex('000001000001000001'), 1706598000]] }))).toBe(toHex(written!));
+  });
+
+  it('Index cleanup: the lease cell is what CleanupRow.takeLease writes', async () => {
+    const [cell] = hexBlocks('Index cleanup');
+    const head = concatBytes(CLEANUP_ROW, Uint8Array.of(0x6c));
+    expect(toHex(cell!.subarray(0, head.length))).toBe(toHex(head));
+    const table = await (await openMemoryStore()).createTable(postingsTableSpec());
+    const until = Date.UTC(2024, 0, 1, 0, 30);
+    const prior = concatBytes(encodeInt64(0n), encodeInt64(6n), fromHex('00000000000000aa'));
+    await table.mutate([{ key: CLEANUP_ROW, mutations: [{ type: 'put', family: POSTINGS_FAMILY, qualifier: Uint8Array.of(0x6c), value: prior }] }]);
+    const row = new CleanupRow(table, fromHex('00000000000000ee'), () => until - 120_000);
+    expect(await row.takeLease(120_000)).toBe(7n);
+    const [r] = await table.get([CLEANUP_ROW]);
+    expect(toHex(r!.cells[0]!.value)).toBe(toHex(cell!.subarray(head.length)));
   });
 
   it('Retention sweep claims: the claim cell of bucket 7 decodes to what the comments say', () => {

@@ -1,0 +1,143 @@
+/**
+ * The index cleanup with several servers on one store (test helpers, shared by the memory
+ * store test and the Bigtable emulator one): two Tsdbs, `cleaner` running passes while
+ * `writer` writes series being removed, and the checks that nothing acknowledged is lost
+ * and nothing dangles.
+ */
+import { expect } from 'vitest';
+import { compareBytes, fromUtf8, latin1 } from '../../../core/api/bytes.js';
+import type { Mutation, Store, Table, TableSpec } from '../../../core/api/store.js';
+import { CLEANUP_ROW } from '../../../tsdb/meta/cleanup-row.js';
+import { POSTINGS_FAMILY, POSTINGS_TABLE, postingKey } from '../../../tsdb/meta/postings.js';
+import { META_TABLE } from '../../../tsdb/meta/series-index.js';
+import { encodeSeriesKey, tsuidOfKey } from '../../../tsdb/schema/row-key.js';
+import { Tsdb } from '../../../tsdb/tsdb.js';
+import { UID_COUNTER_ROW, UID_FAMILY_ID, UID_FAMILY_NAME, UID_KINDS, UID_QUALIFIER, UID_TABLE } from '../../../tsdb/uid/uid-kind.js';
+
+export const HOUR = 3_600_000;
+export const T0 = 1_704_067_200_000;
+export const CONFIG = { retention: '3h', retentionCleanup: true };
+
+/** The store as one that other processes write too (capabilities.singleWriter false). */
+export function shared(store: Store): Store {
+  return Object.create(store, { capabilities: { value: { ...store.capabilities, singleWriter: false } } }) as Store;
+}
+
+/** Hooks on the tables of a store: each may run before a call (and throw to fail it). */
+export interface Hooks {
+  mutate?: (table: string, rows: ReadonlyArray<{ key: Uint8Array; mutations: readonly Mutation[] }>) => Promise<void> | void;
+  checkAndPut?: (table: string, key: Uint8Array, mutations: readonly Mutation[]) => Promise<void> | void;
+}
+
+export function hooked(store: Store, hooks: Hooks): Store {
+  return Object.create(store, {
+    createTable: {
+      value: async (spec: TableSpec, opts?: { ifNotExists?: boolean }): Promise<Table> => {
+        const t = await store.createTable(spec, opts);
+        return Object.create(t, {
+          mutate: {
+            value: async (rows: ReadonlyArray<{ key: Uint8Array; mutations: readonly Mutation[] }>, o?: unknown): Promise<void> => {
+              await hooks.mutate?.(spec.name, rows);
+              return (t.mutate as (r: unknown, o?: unknown) => Promise<void>)(rows, o);
+            },
+          },
+          checkAndPut: {
+            value: async (key: Uint8Array, check: unknown, expected: unknown, mutations: readonly Mutation[], o?: unknown): Promise<boolean> => {
+              await hooks.checkAndPut?.(spec.name, key, mutations);
+              return (t.checkAndPut as (...a: unknown[]) => Promise<boolean>)(key, check, expected, mutations, o);
+            },
+          },
+        }) as Table;
+      },
+    },
+  }) as Store;
+}
+
+export function open(store: Store, clock: { now: number }): Promise<Tsdb> {
+  return Tsdb.open(store, { now: () => clock.now, background: false, config: CONFIG });
+}
+
+/** Runs `fn` while `readers` apply the change log every 10 ms (as their feeds' timers would). */
+export async function withFeeds<T>(readers: readonly Tsdb[], fn: () => Promise<T>): Promise<T> {
+  let on = true;
+  const loop = (async () => {
+    while (on) {
+      for (const r of readers) await r.catalog.pollChanges();
+      await new Promise((res) => setTimeout(res, 10));
+    }
+  })();
+  try {
+    return await fn();
+  } finally {
+    on = false;
+    await loop;
+  }
+}
+
+/** The TSUID of a series whose names all exist (undefined when one does not). */
+export async function tsuidOf(t: Tsdb, metric: string, tags: Record<string, string>): Promise<Uint8Array | undefined> {
+  const m = await t.metrics.getId(metric);
+  if (m === undefined) return undefined;
+  const pairs: Uint8Array[] = [];
+  for (const [k, v] of Object.entries(tags).sort()) {
+    const kid = await t.tagks.getId(k);
+    const vid = await t.tagvs.getId(v);
+    if (kid === undefined || vid === undefined) return undefined;
+    pairs.push(Uint8Array.from([...kid, ...vid]));
+  }
+  return tsuidOfKey(t.widths, encodeSeriesKey(t.widths, m, pairs));
+}
+
+/** The series is findable: its names map both ways, its index row and every posting are there. */
+export async function expectFindable(store: Store, t: Tsdb, metric: string, tags: Record<string, string>): Promise<void> {
+  t.catalog.dropCaches();
+  const tsuid = await tsuidOf(t, metric, tags);
+  expect(tsuid, `${metric} ${JSON.stringify(tags)}: names`).toBeDefined();
+  const meta = await store.createTable({ name: META_TABLE, families: [{ name: 'name' }] }, { ifNotExists: true });
+  const postings = await store.createTable({ name: POSTINGS_TABLE, families: [{ name: POSTINGS_FAMILY }] }, { ifNotExists: true });
+  const [row] = await meta.get([tsuid!]);
+  expect(row, `${metric} ${JSON.stringify(tags)}: index row`).toBeDefined();
+  const w = t.widths;
+  const keys: Uint8Array[] = [];
+  for (let at = w.metric; at < tsuid!.length; at += w.tagk + w.tagv) keys.push(postingKey(w, tsuid!, at));
+  expect((await postings.get(keys)).every((r) => r !== undefined), `${metric} ${JSON.stringify(tags)}: postings`).toBe(true);
+}
+
+/**
+ * Nothing dangles: every forward UID row's id names it back and every reverse row's name
+ * leads to it; every id an index row carries has both; every series of the index has its
+ * postings; the cleanup row holds no intent.
+ */
+export async function expectConsistent(store: Store, t: Tsdb): Promise<void> {
+  const uid = await store.createTable({ name: UID_TABLE, families: [{ name: UID_FAMILY_ID }, { name: UID_FAMILY_NAME }] }, { ifNotExists: true });
+  const forward = new Map<string, Map<string, string>>(UID_KINDS.map((k) => [UID_QUALIFIER[k], new Map()]));
+  const reverse = new Map<string, Map<string, string>>(UID_KINDS.map((k) => [UID_QUALIFIER[k], new Map()]));
+  for await (const rows of uid.scan({})) {
+    for (const r of rows) {
+      if (compareBytes(r.key, UID_COUNTER_ROW) === 0) continue;
+      for (const c of r.cells) {
+        const q = fromUtf8(c.qualifier);
+        if (c.family === UID_FAMILY_ID && forward.has(q)) forward.get(q)!.set(fromUtf8(r.key), latin1(c.value));
+        if (c.family === UID_FAMILY_NAME && reverse.has(q)) reverse.get(q)!.set(latin1(r.key), fromUtf8(c.value));
+      }
+    }
+  }
+  for (const q of forward.keys()) {
+    for (const [name, id] of forward.get(q)!) expect(reverse.get(q)!.get(id), `${q} ${name}: reverse row`).toBe(name);
+    for (const [id, name] of reverse.get(q)!) expect(forward.get(q)!.get(name), `${q} ${name}: forward row`).toBe(id);
+  }
+  const w = t.widths;
+  const postings = await store.createTable({ name: POSTINGS_TABLE, families: [{ name: POSTINGS_FAMILY }] }, { ifNotExists: true });
+  for (const tsuid of await t.index.tsuids(new Uint8Array(0), Number.MAX_SAFE_INTEGER)) {
+    expect(reverse.get('metrics')!.has(latin1(tsuid.subarray(0, w.metric))), 'metric of an index row').toBe(true);
+    const keys: Uint8Array[] = [];
+    for (let at = w.metric; at < tsuid.length; at += w.tagk + w.tagv) {
+      expect(reverse.get('tagk')!.has(latin1(tsuid.subarray(at, at + w.tagk))), 'tagk of an index row').toBe(true);
+      expect(reverse.get('tagv')!.has(latin1(tsuid.subarray(at + w.tagk, at + w.tagk + w.tagv))), 'tagv of an index row').toBe(true);
+      keys.push(postingKey(w, tsuid, at));
+    }
+    expect((await postings.get(keys)).every((r) => r !== undefined), 'postings of an index row').toBe(true);
+  }
+  const [cleanup] = await postings.get([CLEANUP_ROW]);
+  expect(cleanup?.cells.some((c) => c.qualifier.length === 1 && c.qualifier[0] === 0x69) ?? false, 'intent left').toBe(false);
+}
