@@ -12,6 +12,9 @@ import { POSTINGS_FAMILY, POSTINGS_TABLE, postingKey } from '../../../tsdb/meta/
 import { META_TABLE } from '../../../tsdb/meta/series-index.js';
 import { encodeSeriesKey, tsuidOfKey } from '../../../tsdb/schema/row-key.js';
 import { Tsdb } from '../../../tsdb/tsdb.js';
+import { readSeries } from '../../../tsdb/query/series-reader.js';
+import { DATA_TABLE } from '../../../tsdb/tables.js';
+import { pt } from '../helpers/tsdb-fixture.js';
 import { UID_COUNTER_ROW, UID_FAMILY_ID, UID_FAMILY_NAME, UID_KINDS, UID_QUALIFIER, UID_TABLE } from '../../../tsdb/uid/uid-kind.js';
 
 export const HOUR = 3_600_000;
@@ -140,4 +143,83 @@ export async function expectConsistent(store: Store, t: Tsdb): Promise<void> {
   }
   const [cleanup] = await postings.get([CLEANUP_ROW]);
   expect(cleanup?.cells.some((c) => c.qualifier.length === 1 && c.qualifier[0] === 0x69) ?? false, 'intent left').toBe(false);
+}
+
+/**
+ * `a` cleans while `b` (another server on the same store) writes m.a{host=h0} from its
+ * entry, the write reaching the store only once step 1 reached b, and slowly: the point is
+ * acknowledged and the series stays findable; m.b{host=h1}, left alone, goes with its names,
+ * and comes back new when written again; nothing dangles.
+ */
+export async function writeDuringPass(storeA: Store, storeB: Store): Promise<void> {
+  const clock = { now: T0 };
+  let holding = false;
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  const slow = async (table: string): Promise<void> => {
+    if (table !== DATA_TABLE || !holding) return;
+    await held;
+    await new Promise((r) => setTimeout(r, 300));
+  };
+  const a = await open(storeA, clock);
+  const b = await open(hooked(storeB, { mutate: slow }), clock);
+  try {
+    await b.ingest.write([pt('m.a', T0, 1, { host: 'h0' }), pt('m.b', T0, 2, { host: 'h1' })]);
+    clock.now = T0 + 6 * HOUR;
+    await a.retentionSweeper!.runOnce();
+    await a.cleanupMember!.beat();
+    await b.cleanupMember!.beat();
+    holding = true;
+    const write = b.ingest.write([pt('m.a', clock.now, 7, { host: 'h0' })]);
+    const onStep = b.cleanupMember!.onStep.bind(b.cleanupMember);
+    b.cleanupMember!.onStep = (c) => {
+      onStep(c);
+      if (c.step === 1) release();
+    };
+    await withFeeds([b], () => a.indexCleanup!.runOnce());
+    expect(await write).toEqual([undefined]);
+    expect(a.indexCleanup!.stats()).toMatchObject({ errors: 0, seriesRemoved: 1 });
+    await expectFindable(storeA, a, 'm.a', { host: 'h0' });
+    expect((await readSeries(a, 'm.a', { host: 'h0' }, T0, clock.now + 1)).map((p) => p.value)).toEqual([7]);
+    expect(await tsuidOf(a, 'm.b', { host: 'h1' })).toBeUndefined();
+    await withFeeds([b], () => b.ingest.write([pt('m.b', clock.now, 3, { host: 'h1' })]));
+    await expectFindable(storeA, a, 'm.b', { host: 'h1' });
+    await expectConsistent(storeA, a);
+  } finally {
+    release();
+    await a.close();
+    await b.close();
+  }
+}
+
+/**
+ * As `b` fences step 1 it writes both series being removed again, one in an hour kept, one
+ * in an expired hour: both are revived (their rows' marks taken off), findable, nothing dangles.
+ */
+export async function writeAfterMark(storeA: Store, storeB: Store): Promise<void> {
+  const clock = { now: T0 };
+  const a = await open(storeA, clock);
+  const b = await open(storeB, clock);
+  try {
+    await b.ingest.write([pt('m.a', T0, 1, { host: 'h0' }), pt('m.a', T0, 2, { host: 'h1' })]);
+    clock.now = T0 + 6 * HOUR;
+    await a.retentionSweeper!.runOnce();
+    await a.cleanupMember!.beat();
+    await b.cleanupMember!.beat();
+    const writes: Array<Promise<unknown>> = [];
+    const onStep = b.cleanupMember!.onStep.bind(b.cleanupMember);
+    b.cleanupMember!.onStep = (c) => {
+      onStep(c);
+      if (c.step === 1) writes.push(b.ingest.write([pt('m.a', clock.now, 5, { host: 'h0' }), pt('m.a', T0 + 1000, 6, { host: 'h1' })]));
+    };
+    await withFeeds([b], () => a.indexCleanup!.runOnce());
+    await Promise.all(writes);
+    expect(writes).toHaveLength(1);
+    await expectFindable(storeA, a, 'm.a', { host: 'h0' });
+    await expectFindable(storeA, a, 'm.a', { host: 'h1' });
+    await expectConsistent(storeA, a);
+  } finally {
+    await a.close();
+    await b.close();
+  }
 }
