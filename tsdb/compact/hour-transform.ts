@@ -16,6 +16,7 @@ import type { RowTransform, RowTransformFactory, TransformCell } from '../../cor
 import { registerRowTransform } from '../../core/api/row-transform.js';
 import type { Cell } from '../../core/api/store.js';
 import { encodeHourBlock } from '../codec/hour-codec.js';
+import { newPointBlock, pointCapacity } from '../codec/point-block.js';
 import { isDataPointCell, mergeRowCells } from '../query/row-merge.js';
 import { hourCellQualifier, isHourCellQualifier } from '../schema/qualifier.js';
 import { DATA_FAMILY, DATA_TRANSFORM } from '../tables.js';
@@ -49,6 +50,10 @@ export function rowExpired(o: HourTransformOptions, row: Uint8Array, nowMs: numb
   return keep !== undefined && base + HOUR_MS <= nowMs - keep;
 }
 
+/** Reused by compressRow (its points are encoded before it returns) up to KEEP_POINTS. */
+let BLOCK = newPointBlock(0);
+const KEEP_POINTS = 1 << 16;
+
 /** The cells that replace a row's cells: one compressed cell for all its data points. */
 export function compressRow(cells: readonly TransformCell[], tag: number): TransformCell[] | undefined {
   let data = 0;
@@ -61,9 +66,11 @@ export function compressRow(cells: readonly TransformCell[], tag: number): Trans
     if (c.timestamp > newest) newest = c.timestamp;
   }
   if (data === 0 || (data === 1 && hourCells === 1)) return undefined; // nothing to do
-  const block = mergeRowCells(cells.map((c): Cell => ({ family: DATA_FAMILY, qualifier: c.qualifier, timestamp: c.timestamp, value: c.value })));
+  delete BLOCK.bigInts;
+  const block = mergeRowCells(cells.map((c): Cell => ({ family: DATA_FAMILY, qualifier: c.qualifier, timestamp: c.timestamp, value: c.value })), BLOCK);
   const out: TransformCell[] = cells.filter((c) => !isDataPointCell(c.qualifier));
   if (block.count > 0) out.push({ qualifier: hourCellQualifier(tag), timestamp: newest, value: encodeHourBlock(block) });
+  if (pointCapacity(block) > KEEP_POINTS) BLOCK = newPointBlock(0);
   return out;
 }
 

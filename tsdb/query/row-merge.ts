@@ -11,11 +11,12 @@ import type { Cell } from '../../core/api/store.js';
 import { compareBytes } from '../../core/api/bytes.js';
 import { decodeHourBlock } from '../codec/hour-codec.js';
 import type { PointBlock } from '../codec/point-block.js';
-import { appendPoint, newPointBlock } from '../codec/point-block.js';
+import { appendPoint, ensurePointCapacity, isBigInt64, newPointBlock } from '../codec/point-block.js';
 import { parseDataCell } from '../schema/compacted.js';
 import type { PointSink } from '../schema/compacted.js';
 import { isHourCellQualifier } from '../schema/qualifier.js';
-import { decodeValue } from '../schema/value.js';
+import { FLAG_FLOAT } from '../schema/qualifier.js';
+import { decodeValue, readFloatingPoint, readLong, valueLengthOfFlags } from '../schema/value.js';
 
 /** True for cells that hold data points: 2/4-byte points, compacted columns, hour cells. */
 export function isDataPointCell(q: Uint8Array): boolean {
@@ -24,26 +25,107 @@ export function isDataPointCell(q: Uint8Array): boolean {
   return n >= 2;
 }
 
-/** Collected points before de-duplication. */
+/**
+ * Collected points before de-duplication, in typed arrays grown by doubling (a point costs
+ * no allocation: no boxed number, no decoded-value object). `ascending` stays true while
+ * every point's offset is above the previous one's, the usual case (cells written in time
+ * order), when the points need no sort and hold no duplicate.
+ */
+/** Points the shared collector's arrays keep between rows (~17 bytes each). */
+const KEEP_POINTS = 1 << 16;
+
 class Collector implements PointSink {
-  offsets: number[] = [];
-  values: Array<number | bigint> = [];
-  ints: boolean[] = [];
-  ranks: number[] = [];
+  n = 0;
+  offsets = new Int32Array(64);
+  values = new Float64Array(64);
+  ints = new Uint8Array(64);
+  ranks = new Int32Array(64);
+  /** Integers beyond +-(2^53-1), by point index. */
+  bigs: Map<number, bigint> | undefined;
   rank = 0;
+  ascending = true;
 
   point(offsetMs: number, flags: number, value: Uint8Array, start: number): void {
-    const d = decodeValue(flags, value, start);
-    this.add(offsetMs, d.big ?? d.value, d.isInt, this.rank);
+    const len = valueLengthOfFlags(flags);
+    if (start + len > value.length) {
+      decodeValue(flags, value, start); // throws the IllegalDataError
+    }
+    if ((flags & FLAG_FLOAT) !== 0) {
+      this.add(offsetMs, readFloatingPoint(value, start, len), false, this.rank);
+      return;
+    }
+    const v = readLong(value, start, len);
+    if (typeof v === 'number') this.add(offsetMs, v, true, this.rank);
+    else this.addBig(offsetMs, v, this.rank);
   }
 
-  add(offsetMs: number, value: number | bigint, isInt: boolean, rank: number): void {
-    this.offsets.push(offsetMs);
-    this.values.push(value);
-    this.ints.push(isInt);
-    this.ranks.push(rank);
+  add(offsetMs: number, value: number, isInt: boolean, rank: number): void {
+    const i = this.n;
+    if (i === this.offsets.length) this.grow();
+    if (i > 0 && offsetMs <= this.offsets[i - 1]!) this.ascending = false;
+    this.offsets[i] = offsetMs;
+    this.values[i] = value;
+    this.ints[i] = isInt ? 1 : 0;
+    this.ranks[i] = rank;
+    this.n = i + 1;
+  }
+
+  addBig(offsetMs: number, value: bigint, rank: number): void {
+    if (!isBigInt64(value)) {
+      this.add(offsetMs, Number(value), true, rank);
+      return;
+    }
+    (this.bigs ??= new Map()).set(this.n, value);
+    this.add(offsetMs, Number(value), true, rank);
+  }
+
+  /** Ready for another row; arrays past KEEP_POINTS go back to the small size. */
+  reset(): void {
+    this.n = 0;
+    this.rank = 0;
+    this.ascending = true;
+    this.bigs = undefined;
+    if (this.offsets.length > KEEP_POINTS) {
+      this.offsets = new Int32Array(64);
+      this.values = new Float64Array(64);
+      this.ints = new Uint8Array(64);
+      this.ranks = new Int32Array(64);
+    }
+  }
+
+  private grow(): void {
+    const n = this.offsets.length * 2;
+    const o = new Int32Array(n);
+    o.set(this.offsets);
+    this.offsets = o;
+    const v = new Float64Array(n);
+    v.set(this.values);
+    this.values = v;
+    const k = new Uint8Array(n);
+    k.set(this.ints);
+    this.ints = k;
+    const r = new Int32Array(n);
+    r.set(this.ranks);
+    this.ranks = r;
+  }
+
+  /** Writes point i after the block's last one (capacity ensured by the caller). */
+  emit(block: PointBlock, i: number): void {
+    const big = this.bigs?.get(i);
+    if (big !== undefined) {
+      appendPoint(block, this.offsets[i]!, big, true);
+      return;
+    }
+    const j = block.count++;
+    block.offsetsMs[j] = this.offsets[i]!;
+    block.values[j] = this.values[i]!;
+    block.isInt[j] = this.ints[i]!;
+    if (block.bigInts !== undefined) block.bigInts[j] = 0n;
   }
 }
+
+/** One for the thread: mergeRowCells runs to its end without yielding. */
+const COLLECTOR = new Collector();
 
 /**
  * The order in which a row's data cells were written, oldest first (tsdb/SCHEMA.md "Reading a
@@ -77,7 +159,8 @@ export function mergeRowCells(cells: readonly Cell[], out?: PointBlock): PointBl
   if (dataCells === 1 && isHourCellQualifier(only!.qualifier)) return decodeHourBlock(only!.value, block);
 
   const data = cells.filter((c) => isDataPointCell(c.qualifier)).sort(compareWriteOrder);
-  const col = new Collector();
+  const col = COLLECTOR;
+  col.reset();
   let scratch: PointBlock | undefined;
   for (let r = 0; r < data.length; r++) {
     const c = data[r]!;
@@ -85,24 +168,31 @@ export function mergeRowCells(cells: readonly Cell[], out?: PointBlock): PointBl
       scratch = decodeHourBlock(c.value, scratch);
       for (let i = 0; i < scratch.count; i++) {
         const big = scratch.bigInts?.[i];
-        const v = scratch.isInt[i] === 1 && big !== undefined && big !== 0n ? big : scratch.values[i]!;
-        col.add(scratch.offsetsMs[i]!, v, scratch.isInt[i] === 1, r);
+        if (scratch.isInt[i] === 1 && big !== undefined && big !== 0n) col.addBig(scratch.offsetsMs[i]!, big, r);
+        else col.add(scratch.offsetsMs[i]!, scratch.values[i]!, scratch.isInt[i] === 1, r);
       }
     } else {
       col.rank = r;
       parseDataCell(c.qualifier, c.value, col);
     }
   }
-  const n = col.offsets.length;
+  const n = col.n;
+  ensurePointCapacity(block, n);
+  if (col.ascending) {
+    // Offsets strictly ascending in write order: no point to sort, no duplicate to drop.
+    for (let i = 0; i < n; i++) col.emit(block, i);
+    return block;
+  }
   const order = Array.from({ length: n }, (_, i) => i);
+  const { offsets, ranks } = col;
   // Ascending offset; for one offset the latest-written cell first, then its later point.
-  order.sort((a, b) => col.offsets[a]! - col.offsets[b]! || col.ranks[b]! - col.ranks[a]! || b - a);
+  order.sort((a, b) => offsets[a]! - offsets[b]! || ranks[b]! - ranks[a]! || b - a);
   let last = -1;
   for (const i of order) {
-    const off = col.offsets[i]!;
+    const off = offsets[i]!;
     if (off === last) continue;
     last = off;
-    appendPoint(block, off, col.values[i]!, col.ints[i]!);
+    col.emit(block, i);
   }
   return block;
 }
