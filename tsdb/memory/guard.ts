@@ -19,8 +19,8 @@
  * Idle collection: when IDLE_TICKS whole IDLE_SAMPLE_MS passed with no work admitted (no
  * check() or over() call) and the footprint (heap in use plus external memory: buffers)
  * grew past the lowest level seen by IDLE_GROWTH of it (at least IDLE_GROWTH_MIN), the
- * guard runs one full collection. V8 collects as allocation goes on, so after a load that
- * stops, the garbage of its last stretch stays (and holds its memory: ~50-60 MiB after 1 M
+ * guard runs one full collection (collectAndRelease). V8 collects as allocation goes on,
+ * so after a load that stops, the garbage of its last stretch stays (and holds its memory: ~50-60 MiB after 1 M
  * points over telnet) until the next work; the collection returns it (and V8 releases the
  * freed pages) while the server is idle. 40 s: after the store's idle flush (30 s), whose
  * memstore slabs are garbage only once flushed. At most one per idle stretch.
@@ -100,7 +100,7 @@ export class MemoryGuard {
       const h = getHeapStatistics();
       return h.used_heap_size + h.external_memory;
     });
-    this.collect = o.collect ?? fullGc;
+    this.collect = o.collect ?? collectAndRelease;
     this.limitBytes = Math.min(heapLimitBytes(o.budgetBytes), o.v8Limit ?? getHeapStatistics().heap_size_limit);
     this.timed = o.timer !== false;
     this.evaluate();
@@ -216,12 +216,19 @@ export class MemoryGuard {
 
 let gc: (() => void) | undefined;
 
-/** A full collection: V8's gc(), exposed at run time the first time it is needed. */
-function fullGc(): void {
+/**
+ * A full collection that returns the freed heap to the OS: V8's gc() (exposed at run time
+ * the first time it is needed), twice. One collection frees the objects, but their pages
+ * are swept after it and stay committed; the second releases the pages left empty. After a
+ * 1 M-point telnet load the idle collection left the server's old space at 34 MiB
+ * committed for 16 MiB in use; with the second, at 20 (the server's RSS ~20 MiB lower).
+ */
+export function collectAndRelease(): void {
   if (gc === undefined) {
     setFlagsFromString('--expose_gc');
     gc = runInNewContext('gc') as () => void;
   }
+  gc();
   gc();
 }
 

@@ -5,7 +5,8 @@
  * to sample: the timer samples every 100 ms only while over.
  */
 import { describe, expect, it } from 'vitest';
-import { MemoryGuard } from '../../../tsdb/memory/guard.js';
+import { getHeapSpaceStatistics } from 'node:v8';
+import { MemoryGuard, collectAndRelease } from '../../../tsdb/memory/guard.js';
 
 const MiB = 1024 * 1024;
 
@@ -54,6 +55,24 @@ describe('memory guard', () => {
     const g = new MemoryGuard({ budgetBytes: 128 * MiB, heapUsed: () => 200 * MiB, timer: false });
     expect(g.check()).toBe(true);
     g.close();
+  });
+
+  it('returns the old-space pages a collection emptied (committed falls to about what is in use)', () => {
+    const old = (): { committed: number; used: number } => {
+      const s = getHeapSpaceStatistics().find((x) => x.space_name === 'old_space')!;
+      return { committed: s.space_size, used: s.space_used_size };
+    };
+    // ~40 MiB of objects made old, then all but 1 in 64 dropped: their pages empty out.
+    let keep: Array<{ a: number; b: string; c: number[] } | null> = [];
+    for (let i = 0; i < 400_000; i++) keep.push({ a: i, b: `x${i}`, c: [i] });
+    collectAndRelease();
+    const full = old();
+    for (let i = 0; i < keep.length; i++) if (i % 64 !== 0) keep[i] = null;
+    collectAndRelease();
+    const after = old();
+    expect(full.used).toBeGreaterThan(after.used + 20 * MiB);
+    expect(after.committed - after.used).toBeLessThan(8 * MiB);
+    keep = [];
   });
 
   it('takes V8\'s own limit when it is lower than the budget\'s share', () => {
