@@ -431,7 +431,10 @@ export class Tsdb {
       add('horae.retention.series_removed', r.seriesRemoved);
       add('horae.retention.uids_removed', r.uidsRemoved);
       add('horae.retention.cleanup_skipped', r.skipped);
+      add('horae.retention.cleanup_repaired', r.repaired);
+      add('horae.retention.cleanup_errors', r.errors);
     }
+    if (this.cleanupMember !== undefined) add('horae.retention.cleanup_beat_failures', this.cleanupMember.beatFailures);
     const st = await this.store.stats();
     add('horae.store.memstore_bytes', st.memstoreBytes);
     add('horae.store.file_bytes', st.fileBytes);

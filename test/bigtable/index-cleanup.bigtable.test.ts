@@ -1,10 +1,11 @@
 /**
  * The index cleanup on Bigtable (meta/index-cleanup.ts): the two-server scenarios of
  * test/tsdb/meta/index-cleanup-shared.test.ts on the emulator, each server with its own
- * client on one table prefix: one cleans while the other writes a series being removed.
+ * client on one table prefix: one cleans while the other writes a series being removed, or
+ * records a new series with names being deleted (one client for both there).
  */
 import { describe, it } from 'vitest';
-import { writeAfterMark, writeDuringPass } from '../tsdb/meta/cleanup-shared.js';
+import { newSeriesDuringNameDelete, writeAfterMark, writeDuringPass } from '../tsdb/meta/cleanup-shared.js';
 import { freshPrefix, openTestStore, useEmulator } from './setup.js';
 
 useEmulator();
@@ -23,4 +24,13 @@ describe('index cleanup on Bigtable, two servers', () => {
       }
     }, 120_000);
   }
+
+  it('keeps the names of a new series the other server records as the pass deletes them', async () => {
+    const store = await openTestStore(freshPrefix());
+    try {
+      await newSeriesDuringNameDelete(store, (s) => s);
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
 });

@@ -40,6 +40,7 @@ export interface CleanupMemberDeps {
 export class CleanupMember {
   private readonly d: CleanupMemberDeps;
   private timer: NodeJS.Timeout | undefined;
+  /** When the last beat was written (performance.now(), ms: monotonic, whatever the wall clock does). */
   private lastBeatOk: number;
   private pass = 0n;
   private step = 0;
@@ -48,7 +49,7 @@ export class CleanupMember {
 
   constructor(deps: CleanupMemberDeps) {
     this.d = deps;
-    this.lastBeatOk = deps.now();
+    this.lastBeatOk = performance.now();
   }
 
   /** Beats now, then every BEAT_MS until stop(). */
@@ -67,7 +68,7 @@ export class CleanupMember {
 
   /** True while this server's beat has failed for FENCE_MS: its caches must not be used. */
   stale(): boolean {
-    return this.d.now() - this.lastBeatOk > FENCE_MS;
+    return performance.now() - this.lastBeatOk > FENCE_MS;
   }
 
   /** Beats that failed (the store was unreachable). */
@@ -96,7 +97,7 @@ export class CleanupMember {
 
   /** Writes this server's beat now (also on its timer). */
   async beat(): Promise<void> {
-    const at = this.d.now();
+    const at = performance.now();
     try {
       await this.d.row.beat(this.pass, this.step);
       this.lastBeatOk = at;

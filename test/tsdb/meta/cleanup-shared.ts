@@ -223,3 +223,57 @@ export async function writeAfterMark(storeA: Store, storeB: Store): Promise<void
     await b.close();
   }
 }
+
+/**
+ * `a` deletes the names of m.a{host=h9} (its one series expired) while `b`, its caches still
+ * holding them, records a new series m.b{host=h9}: the write starts as `a` logs step 2, and
+ * its index write is held until `a` deleted a name's reverse row (or 1 s). The series b
+ * acknowledges is findable and the names it carries stay; nothing dangles.
+ */
+export async function newSeriesDuringNameDelete(base: Store, wrap: (s: Store) => Store): Promise<void> {
+  const clock = { now: T0 };
+  let deleted!: () => void;
+  const nameGone = new Promise<void>((r) => (deleted = r));
+  let holdIndex = false;
+  const a = await open(wrap(hooked(base, {
+    checkAndPut: (table, _key, mutations) => {
+      const m = mutations[0]!;
+      if (table === UID_TABLE && m.type === 'deleteCell' && m.family === UID_FAMILY_NAME) deleted();
+    },
+  })), clock);
+  const b = await open(wrap(hooked(base, {
+    mutate: async (table) => {
+      if (table === META_TABLE && holdIndex) await Promise.race([nameGone, new Promise((r) => setTimeout(r, 1000))]);
+    },
+  })), clock);
+  try {
+    await b.ingest.write([pt('m.a', T0, 1, { host: 'h9' })]);
+    await b.ingest.write([pt('m.b', T0 + 6 * HOUR, 1, { host: 'h0' })]); // m.b and host stay
+    clock.now = T0 + 6 * HOUR;
+    await a.retentionSweeper!.runOnce();
+    await a.cleanupMember!.beat();
+    await b.cleanupMember!.beat();
+    let write: Promise<unknown> | undefined;
+    const step = a.catalog.cleanupStep.bind(a.catalog);
+    a.catalog.cleanupStep = async (c) => {
+      await step(c);
+      if (c.step !== 2) return;
+      holdIndex = true;
+      write = b.ingest.write([pt('m.b', clock.now, 2, { host: 'h9' })]);
+    };
+    await withFeeds([b], () => a.indexCleanup!.runOnce());
+    const outcome = ((await write) as unknown[])[0];
+    holdIndex = false;
+    if (outcome === undefined) await expectFindable(base, a, 'm.b', { host: 'h9' });
+    else expect(outcome).toMatchObject({ code: 'TSDB_OVERLOADED' });
+    await expectConsistent(base, a);
+    // Written again (after a refusal: its names resolved anew): findable.
+    await withFeeds([b], () => b.ingest.write([pt('m.b', clock.now + 1000, 3, { host: 'h9' })]));
+    await expectFindable(base, a, 'm.b', { host: 'h9' });
+    await expectConsistent(base, a);
+  } finally {
+    deleted();
+    await a.close();
+    await b.close();
+  }
+}

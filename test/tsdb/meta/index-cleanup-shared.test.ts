@@ -1,9 +1,10 @@
 /**
  * The index cleanup where servers share the store (meta/index-cleanup.ts, cleanup-member.ts):
- * two Tsdbs on one memory store that declares other writers. One cleans while the other
- * writes a series being removed, its write held in the store until the pass's first step
- * reached it: the point is acknowledged and its series stays findable (names, index row,
- * postings); the series left alone is removed with its names; nothing dangles. Also a
+ * two Tsdbs on one memory store that declares other writers (scenarios in cleanup-shared.ts).
+ * One cleans while the other writes a series being removed (held until the pass's first
+ * step reached it; or started as it does), records a new series with names being deleted,
+ * or writes at random through whole passes: every point acknowledged in the hours kept
+ * stays findable (names, index row, postings) and readable; nothing dangles. Also a
  * pass stopped in the middle (a store call failing at each of its removals), then a
  * restart (a new Tsdb on the same files, embedded store): nothing dangles after its first
  * pass.
@@ -17,7 +18,9 @@ import type { Store } from '../../../core/api/store.js';
 import { META_TABLE } from '../../../tsdb/meta/series-index.js';
 import { UID_FAMILY_NAME, UID_TABLE } from '../../../tsdb/uid/uid-kind.js';
 import { pt } from '../helpers/tsdb-fixture.js';
-import { CONFIG, HOUR, expectConsistent, expectFindable, hooked, shared, tsuidOf, writeAfterMark, writeDuringPass } from './cleanup-shared.js';
+import { Random } from '../../../core/util/random.js';
+import { readSeries } from '../../../tsdb/query/series-reader.js';
+import { CONFIG, HOUR, T0, expectConsistent, expectFindable, hooked, open, shared, newSeriesDuringNameDelete, tsuidOf, withFeeds, writeAfterMark, writeDuringPass } from './cleanup-shared.js';
 import { Tsdb } from '../../../tsdb/tsdb.js';
 
 describe('index cleanup with two servers on one store', () => {
@@ -30,6 +33,79 @@ describe('index cleanup with two servers on one store', () => {
     const base = await openMemoryStore();
     await writeAfterMark(shared(base), shared(base));
   });
+
+  it('keeps the names of a new series another server records as the pass deletes them', async () => {
+    await newSeriesDuringNameDelete(await openMemoryStore(), shared);
+  });
+
+  for (const seed of [1, 2, 3]) {
+    it(`loses no point another server acknowledges while passes run, and leaves nothing dangling (seed ${seed})`, async () => {
+      const rnd = new Random(seed);
+      const base = await openMemoryStore();
+      const clock = { now: T0 };
+      const a = await open(shared(base), clock);
+      const b = await open(shared(base), clock);
+      /** Series text → ms → value of every point b acknowledged. */
+      const model = new Map<string, { metric: string; tags: Record<string, string>; pts: Map<number, number> }>();
+      const batch = (): Array<ReturnType<typeof pt>> => {
+        const out = [];
+        for (let i = rnd.int(6); i >= 0; i--) {
+          const metric = ['m.a', 'm.b', 'm.c'][rnd.int(3)]!;
+          const tags: Record<string, string> = { host: `h${rnd.int(6)}` };
+          if (rnd.chance(0.5)) tags.dc = `d${rnd.int(3)}`;
+          // Mostly now; sometimes late, into an hour that may have expired.
+          const ms = Math.floor((rnd.chance(0.85) ? clock.now - rnd.int(600_000) : clock.now - rnd.int(5 * HOUR)) / 1000) * 1000;
+          out.push(pt(metric, ms, rnd.int(1000), tags));
+        }
+        return out;
+      };
+      const write = async (): Promise<void> => {
+        const pts = batch();
+        const outcomes = await b.ingest.write(pts);
+        pts.forEach((p, i) => {
+          if (outcomes[i] !== undefined) return; // refused (a name being deleted): not acknowledged
+          const tags = Object.fromEntries(p.tags);
+          const text = `${p.metric}${JSON.stringify(Object.entries(tags).sort())}`;
+          const m = model.get(text) ?? { metric: p.metric, tags, pts: new Map<number, number>() };
+          m.pts.set(p.timestamp, p.value);
+          model.set(text, m);
+        });
+      };
+      let removed = 0;
+      try {
+        for (let round = 0; round < 12; round++) {
+          clock.now += rnd.range(HOUR / 2, 2 * HOUR);
+          await write();
+          await a.retentionSweeper!.runOnce();
+          await a.cleanupMember!.beat();
+          await b.cleanupMember!.beat();
+          await withFeeds([b], async () => {
+            let done = false;
+            const pass = a.indexCleanup!.runOnce().finally(() => (done = true));
+            while (!done) {
+              await write();
+              await new Promise((r) => setTimeout(r, rnd.int(4)));
+            }
+            await pass;
+          });
+          expect(a.indexCleanup!.stats().errors).toBe(0);
+          removed = a.indexCleanup!.stats().seriesRemoved;
+          const firstKept = Math.floor((clock.now - 3 * HOUR - HOUR) / HOUR) * HOUR + HOUR;
+          for (const m of model.values()) {
+            const kept = [...m.pts].filter(([ms]) => ms >= firstKept).sort((x, y) => x[0] - y[0]);
+            if (kept.length === 0) continue;
+            await expectFindable(base, a, m.metric, m.tags);
+            expect((await readSeries(a, m.metric, m.tags, firstKept, clock.now + HOUR)).map((p) => [p.ts, p.value]), `${m.metric} ${JSON.stringify(m.tags)}`).toEqual(kept);
+          }
+          await expectConsistent(base, a);
+        }
+        expect(removed).toBeGreaterThan(0);
+      } finally {
+        await a.close();
+        await b.close();
+      }
+    }, 120_000);
+  }
 });
 
 describe('index cleanup stopped in the middle, then restarted', () => {
