@@ -34,6 +34,44 @@ describe('index cleanup with two servers on one store', () => {
     await writeAfterMark(shared(base), shared(base));
   });
 
+  it('runs one pass at a time over both servers (the lease)', async () => {
+    const base = await openMemoryStore();
+    const clock = { now: T0 };
+    const a = await open(shared(base), clock);
+    const b = await open(shared(base), clock);
+    try {
+      await a.ingest.write([pt('m.a', T0, 1, { host: 'h0' }), pt('m.a', T0 + 5 * HOUR, 2, { host: 'h1' })]);
+      clock.now = T0 + 6 * HOUR;
+      await a.retentionSweeper!.runOnce();
+      await a.cleanupMember!.beat();
+      await b.cleanupMember!.beat();
+      // b tries a pass while a's holds the lease (as b fences a's step 1).
+      let bPass: Promise<void> | undefined;
+      const onStep = b.cleanupMember!.onStep.bind(b.cleanupMember);
+      b.cleanupMember!.onStep = (c) => {
+        onStep(c);
+        if (c.step === 1) bPass ??= b.indexCleanup!.runOnce();
+      };
+      await withFeeds([a, b], async () => {
+        await a.indexCleanup!.runOnce();
+        await bPass;
+      });
+      const [sa, sb] = [a.indexCleanup!.stats(), b.indexCleanup!.stats()];
+      expect(bPass).toBeDefined();
+      expect(sb.skipped).toBe(1);
+      expect(sa.seriesRemoved + sb.seriesRemoved).toBe(1);
+      expect(sa.errors + sb.errors).toBe(0);
+      // The lease is free again: the next pass runs (and finds nothing).
+      await withFeeds([a, b], () => b.indexCleanup!.runOnce());
+      expect(b.indexCleanup!.stats().skipped).toBe(sb.skipped);
+      await expectFindable(base, a, 'm.a', { host: 'h1' });
+      await expectConsistent(base, a);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('keeps the names of a new series another server records as the pass deletes them', async () => {
     await newSeriesDuringNameDelete(await openMemoryStore(), shared);
   });
