@@ -136,7 +136,7 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
     });
     this.limiter = new SeriesLimiter(
       { newPerHour: c.limitNewSeriesPerHour, newPerDay: c.limitNewSeriesPerDay, perMetric: c.limitSeriesPerMetric },
-      { metricWidth: o.widths.metric, countSeries: (m, upTo) => this.seriesCount(m, upTo), now: o.now ?? Date.now },
+      { metricWidth: o.widths.metric, countSeries: (m, upTo) => this.seriesCount(m, upTo), now: o.now ?? Date.now, maxBytes: mem.share('plans') / 8 },
     );
     this.series = new SeriesEntries<E>(mem.share('seriesEntries'));
     this.names = new SeriesNameCache(o.widths, this.tagks, this.tagvs, this, mem.share('names'));
@@ -152,12 +152,12 @@ export class Catalog<E extends CatalogSeries = CatalogSeries> {
     if (hints !== undefined) mem.register('newestHours', () => hints.bytes, () => hints.size);
     const last = this.lastValues;
     if (last !== undefined) mem.register('lastValues', () => last.bytes, () => last.size);
-    mem.register('plans', () => this.planBytes(), () => this.counts.size + [...this.kept].reduce((n, k) => n + k.size, 0));
+    mem.register('plans', () => this.planBytes(), () => this.counts.size + this.limiter.size + [...this.kept].reduce((n, k) => n + k.size, 0));
   }
 
-  /** Bytes of the kept plans, series counts and metric stamps (the 'plans' share). */
+  /** Bytes of the kept plans, series counts, the limiter's counts and metric stamps (the 'plans' share). */
   private planBytes(): number {
-    let n = this.touchedBytes + this.counts.size * COUNT_BYTES;
+    let n = this.touchedBytes + this.counts.size * COUNT_BYTES + this.limiter.bytes;
     for (const k of this.kept) n += k.bytes;
     return n;
   }

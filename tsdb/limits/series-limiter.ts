@@ -14,6 +14,10 @@
  */
 import { latin1 } from '../../core/api/bytes.js';
 import { TsdbError } from '../errors.js';
+import { makeRoom } from '../meta/make-room.js';
+
+/** Heap bytes of one metric's count beside its UID key's length: string header, map slot, a number. */
+export const METRIC_COUNT_BYTES = 64;
 
 export interface SeriesLimits {
   /** New series in any 60 minutes, at most (0: no limit). */
@@ -30,6 +34,8 @@ export interface SeriesLimiterDeps {
   countSeries(metricUid: Uint8Array, upTo: number): Promise<number>;
   /** Wall clock in ms. */
   now(): number;
+  /** The bound of the per-metric counts' bytes (the catalog's plans share): past it the oldest-loaded eighth goes, read again when needed. */
+  readonly maxBytes?: number;
 }
 
 /** Which limit refused (the `limit` tag of horae.limits.refused in /api/stats). */
@@ -55,7 +61,9 @@ export class SeriesLimiter {
   private readonly stamps = new Float64Array(DAY_MINUTES).fill(-1);
   /** Series per metric (latin1 of the metric UID) as far as this process knows. */
   private readonly perMetric = new Map<string, number>();
-  private readonly loading = new Map<string, Promise<void>>();
+  /** Bytes of perMetric by the estimate (METRIC_COUNT_BYTES and the keys). */
+  private held = 0;
+  private readonly loading = new Map<string, Promise<number>>();
   private readonly refused: Record<LimitName, number> = { new_series_per_hour: 0, new_series_per_day: 0, series_per_metric: 0, tags_per_series: 0 };
 
   constructor(limits: SeriesLimits, deps: SeriesLimiterDeps) {
@@ -70,14 +78,21 @@ export class SeriesLimiter {
    */
   async admit(tsuids: readonly Uint8Array[]): Promise<(TsdbError | undefined)[]> {
     const w = this.deps.metricWidth;
-    if (this.limits.perMetric > 0) {
-      const loads: Promise<void>[] = [];
+    // This batch's metrics' counts as read from the index (a kept count is used instead
+    // where there is one after the reads: the kept counts are bounded, and one may go
+    // while another is read).
+    const loaded = new Map<string, number>();
+    for (let more = this.limits.perMetric > 0; more;) {
+      const loads = new Map<string, Promise<void>>();
       for (const t of tsuids) {
         const id = latin1(t.subarray(0, w));
-        if (!this.perMetric.has(id)) loads.push(this.load(id, t.subarray(0, w)));
+        if (this.perMetric.has(id) || loaded.has(id) || loads.has(id)) continue;
+        loads.set(id, this.load(id, t.subarray(0, w)).then((n) => { loaded.set(id, n); }));
       }
-      if (loads.length > 0) await Promise.all(loads);
+      more = loads.size > 0;
+      if (more) await Promise.all(loads.values());
     }
+    const counts = new Map<string, number>();
     const minute = Math.floor(this.deps.now() / MINUTE_MS);
     let hour = this.limits.newPerHour > 0 ? this.sum(minute, 60) : 0;
     let day = this.limits.newPerDay > 0 ? this.sum(minute, DAY_MINUTES) : 0;
@@ -89,7 +104,11 @@ export class SeriesLimiter {
       if (seen.has(key)) continue;
       seen.add(key);
       const id = latin1(t.subarray(0, w));
-      const n = this.perMetric.get(id) ?? 0;
+      let n = 0;
+      if (this.limits.perMetric > 0) {
+        n = counts.get(id) ?? this.perMetric.get(id) ?? loaded.get(id) ?? 0;
+        counts.set(id, n);
+      }
       if (this.limits.newPerHour > 0 && hour >= this.limits.newPerHour) {
         out[i] = this.refuse('new_series_per_hour', `new series limit reached: ${hour} new series in the last hour, the limit is ${this.limits.newPerHour} (horae.limits.new_series_per_hour)`);
       } else if (this.limits.newPerDay > 0 && day >= this.limits.newPerDay) {
@@ -99,10 +118,11 @@ export class SeriesLimiter {
       } else {
         hour++;
         day++;
-        if (this.perMetric.has(id)) this.perMetric.set(id, n + 1);
+        if (this.limits.perMetric > 0) counts.set(id, n + 1);
         this.add(minute);
       }
     }
+    for (const [id, n] of counts) this.remember(id, n);
     // A TSUID listed twice gets its first entry's answer.
     if (seen.size < tsuids.length) {
       const first = new Map<string, number>();
@@ -131,6 +151,17 @@ export class SeriesLimiter {
   /** Forgets what it knows of series per metric (dropCaches, a rename); windows stay. */
   clear(): void {
     this.perMetric.clear();
+    this.held = 0;
+  }
+
+  /** Bytes of the per-metric counts, by the estimate (charged to the catalog's budget). */
+  get bytes(): number {
+    return this.held;
+  }
+
+  /** Metrics whose series count is kept. */
+  get size(): number {
+    return this.perMetric.size;
   }
 
   private refuse(limit: LimitName, message: string): TsdbError {
@@ -138,15 +169,25 @@ export class SeriesLimiter {
     return new TsdbError('TSDB_LIMIT_EXCEEDED', message);
   }
 
-  private load(id: string, metricUid: Uint8Array): Promise<void> {
+  /** The index's count of a metric's series, read once however many batches ask at a time. */
+  private load(id: string, metricUid: Uint8Array): Promise<number> {
     let p = this.loading.get(id);
     if (p === undefined) {
-      p = this.deps.countSeries(metricUid, this.limits.perMetric).then((n) => {
-        if (!this.perMetric.has(id)) this.perMetric.set(id, n);
-      }).finally(() => this.loading.delete(id));
+      p = this.deps.countSeries(metricUid, this.limits.perMetric).finally(() => this.loading.delete(id));
       this.loading.set(id, p);
     }
     return p;
+  }
+
+  /** Keeps a metric's count, the oldest-kept eighth going first when the bound is reached. */
+  private remember(id: string, n: number): void {
+    if (this.perMetric.has(id)) {
+      this.perMetric.set(id, n);
+      return;
+    }
+    this.held -= makeRoom(this.perMetric, this.held + countBytes(id), this.deps.maxBytes ?? Infinity, countBytes);
+    this.perMetric.set(id, n);
+    this.held += countBytes(id);
   }
 
   private at(minute: number): number {
@@ -172,4 +213,8 @@ export class SeriesLimiter {
     }
     return n;
   }
+}
+
+function countBytes(id: string): number {
+  return METRIC_COUNT_BYTES + id.length;
 }

@@ -15,7 +15,9 @@
  *   newest-hour hints                 1/16    NEWEST_HOUR_BYTES
  *   newest points (/api/query/last)   1/16    LAST_VALUE_BYTES
  *   series names                      1/16    NAMES_ENTRY_BYTES + names' lengths
- *   series plans and counts           1/32    PLAN_BYTES + TSUID_REF_BYTES a matched series
+ *   series plans and counts           1/32    PLAN_BYTES + TSUID_REF_BYTES a matched series;
+ *     (with the limiter's per-metric       (an eighth)  METRIC_COUNT_BYTES (limits/series-limiter.ts)
+ *     counts)
  *
  * Every structure evicts a part when it reaches its bound (the oldest-inserted eighth, or
  * the generation not used since the last half of its bound was filled), never the whole
