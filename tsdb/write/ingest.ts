@@ -178,6 +178,7 @@ export class Ingestor {
     const known = KnownSeriesPoints.take(n);
     const points: IncomingPoint[] = [];
     const origin: number[] = [];
+    const via: WriteVia = { keepTexts: cache === undefined, entries: [] };
     let outcomes: PointOutcome[];
     // The point looked up last: a scanned point's sameTags hint holds only after its previous point's lookup.
     let looked = -1;
@@ -201,7 +202,9 @@ export class Ingestor {
       }
       cache?.releaseView(); // a request body is not kept past the call
       sp.buf = EMPTY_BYTES;
-      outcomes = await this.write(points, opts, known);
+      // A protocol with a byte cache finds its series by their bytes: their texts are not
+      // kept as well (one key per series, not two); the byte cache learns them below.
+      outcomes = await this.write(points, opts, known, via);
     } finally {
       known.release();
     }
@@ -212,8 +215,8 @@ export class Ingestor {
         out[i] = o;
       } else if (cache !== undefined && source.scan(i, sp)) {
         // Teach the byte cache this series, so its next points take the known path.
-        const e = this.entryOf(points[j]!);
-        if (e !== undefined) cache.set(sp.buf, sp.metricStart, sp.metricEnd, sp.tagsStart, sp.tagsEnd, e);
+        const e = via.entries[j];
+        if (e !== undefined && e.alive) cache.set(sp.buf, sp.metricStart, sp.metricEnd, sp.tagsStart, sp.tagsEnd, e);
       }
     }
     cache?.releaseView();
@@ -250,6 +253,7 @@ export class Ingestor {
     points: readonly IncomingPoint[],
     opts: { durability?: Durability; admit?: 'reject' | 'wait' } = {},
     known?: KnownSeriesPoints,
+    via?: WriteVia,
   ): Promise<PointOutcome[]> {
     if (opts.admit !== 'wait' && this.overloaded()) {
       this.overloadRejections++;
@@ -277,7 +281,8 @@ export class Ingestor {
       const outcomes: PointOutcome[] = new Array(points.length).fill(undefined);
       let entries: (SeriesEntry | undefined)[] = [];
       try {
-        if (points.length > 0) entries = await this.resolveSeries(points, outcomes);
+        if (points.length > 0) entries = await this.resolveSeries(points, outcomes, via?.keepTexts ?? true);
+        if (via !== undefined) via.entries = entries;
       } finally {
         // Even when this call fails, the later ones must wait for the earlier ones only.
         if (prior !== undefined) await prior;
@@ -479,7 +484,7 @@ export class Ingestor {
   }
 
   /** Series entries per point (undefined where the series was rejected; outcome set). */
-  private async resolveSeries(points: readonly IncomingPoint[], outcomes: PointOutcome[]): Promise<(SeriesEntry | undefined)[]> {
+  private async resolveSeries(points: readonly IncomingPoint[], outcomes: PointOutcome[], keepTexts: boolean): Promise<(SeriesEntry | undefined)[]> {
     const entries: (SeriesEntry | undefined)[] = new Array(points.length);
     let missing: Map<string, number[]> | undefined;
     for (let i = 0; i < points.length; i++) {
@@ -521,7 +526,7 @@ export class Ingestor {
         this.resolving.set(text, p);
       }
       try {
-        await this.creator.create({ points, owned, entries, outcomes });
+        await this.creator.create({ points, owned, entries, outcomes, keepTexts });
         for (const [text, idx] of owned) {
           const e = entries[idx[0]!];
           if (e !== undefined) settle.get(text)!.resolve(e);
@@ -540,6 +545,12 @@ export class Ingestor {
 }
 
 const EMPTY_BYTES = new Uint8Array(0);
+
+/** How put() calls write(): whether the series' texts are kept, and where write() leaves each point's entry. */
+interface WriteVia {
+  readonly keepTexts: boolean;
+  entries: (SeriesEntry | undefined)[];
+}
 
 /** Each series of a built group (TSUID as latin1) with the newest base hour it wrote into. */
 function newestHoursOf(g: WriteGroup): Array<readonly [string, number]> {

@@ -38,6 +38,8 @@ export interface CreationJob {
   readonly owned: ReadonlyArray<readonly [string, readonly number[]]>;
   readonly entries: (SeriesEntry | undefined)[];
   readonly outcomes: PointOutcome[];
+  /** Keep the series' texts (Catalog.series.setText; default true): false where a byte cache finds them. */
+  readonly keepTexts?: boolean;
 }
 
 interface Queued extends CreationJob {
@@ -187,7 +189,7 @@ export class SeriesCreator {
         else this.readmitted++;
       }
       for (const i of idx) job.entries[i] = live;
-      catalog.series.setText(text, live);
+      if (job.keepTexts !== false) catalog.series.setText(text, live);
     }
   }
 }
