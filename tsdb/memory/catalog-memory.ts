@@ -12,8 +12,8 @@
  *   UID caches (3 kinds × 2 ways)     1/8     UID_ENTRY_BYTES
  *   series index copy                 1/8     its arrays (meta/active-series.ts)
  *   hour compactor's dirty rows       1/8     DIRTY_ROW_BYTES (read-back compactor only)
- *   newest-hour hints                 1/16    NEWEST_HOUR_BYTES
- *   newest points (/api/query/last)   1/16    LAST_VALUE_BYTES
+ *   newest-hour hints                 1/16    its arrays (catalog/key-table.ts and a column)
+ *   newest points (/api/query/last)   1/16    its arrays (catalog/key-table.ts and columns)
  *   series names                      1/16    NAMES_ENTRY_BYTES + names' lengths
  *   series plans and counts           1/32    PLAN_BYTES + TSUID_REF_BYTES a matched series;
  *     (with the limiter's per-metric       (an eighth)  METRIC_COUNT_BYTES (limits/series-limiter.ts)
@@ -51,10 +51,18 @@ export const TEXT_ENTRY_BYTES = 64;
 export const BYTE_SLOT_BYTES = 128;
 /** Heap bytes of one UID cache entry beside the name: id bytes, string header, map slot. */
 export const UID_ENTRY_BYTES = 200;
-/** Heap bytes of one hint beside its TSUID key: string header, map slot, a number. */
-export const NEWEST_HOUR_BYTES = 64;
-/** Heap bytes of one newest point beside its TSUID key: the entry object, string header, map slot. */
-export const LAST_VALUE_BYTES = 180;
+/**
+ * Bytes of one hint beside its TSUID key in the arrays of meta/newest-hours.ts (table 22,
+ * column 4), at the lowest load after a doubling: to convert a count. The hints count
+ * their arrays themselves.
+ */
+export const NEWEST_HOUR_BYTES = 52;
+/**
+ * Bytes of one newest point beside its TSUID key in the arrays of meta/last-values.ts
+ * (table 22, columns 33), at the lowest load after a doubling: to convert a count. The
+ * cache counts its arrays itself.
+ */
+export const LAST_VALUE_BYTES = 110;
 /** Heap bytes of one dirty row beside its key: the row object, key Uint8Array and string, map slot. */
 export const DIRTY_ROW_BYTES = 260;
 /** Heap bytes of one series' names beside the name lengths: frozen tags object, map of hex UIDs, TSUID hex. */
