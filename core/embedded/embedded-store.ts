@@ -9,6 +9,7 @@ import type {
 } from '../api/store.js';
 import { StoreError, throwIfAborted } from '../api/errors.js';
 import { decodeInt64, encodeInt64, equalBytes, toHex } from '../api/bytes.js';
+import { stripBatches, stripRows } from '../api/strip-values.js';
 import {
   normalizeGetOptions, normalizeScanSpec, validateCellRef, validateKey, validateKeys, validateRowMutations,
   validateKeyRange, validateSetFamilyTransform, validateTableName, validateTableSpec, validateWriteOptions, validatedScan,
@@ -197,7 +198,8 @@ class EmbeddedTable implements Table {
       this.check();
       validateKeys(keys, this.store.capabilities);
       const o = normalizeGetOptions(this.spec, opts, this.store.capabilities);
-      return getRows(this.engine, this.state, keys, o);
+      const rows = getRows(this.engine, this.state, keys, o);
+      return o.stripValues === undefined ? rows : rows.then((r) => stripRows(r, o.stripValues));
     } catch (err) {
       return Promise.reject(err);
     }
@@ -215,7 +217,7 @@ class EmbeddedTable implements Table {
     return validatedScan(() => {
       this.check();
       return normalizeScanSpec(this.spec, spec, this.store.capabilities);
-    }, (s) => scanEachRange(s, (r) => scanRows(this.engine, this.state, r)));
+    }, (s) => stripBatches(scanEachRange(s, (r) => scanRows(this.engine, this.state, r)), s.stripValues));
   }
 
   /** Reads the newest version of one cell at the latest sequence number (under a row lock). */

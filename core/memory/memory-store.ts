@@ -55,6 +55,7 @@ import type {
   TableSpec,
   WriteOptions,
 } from '../api/store.js';
+import { stripBatches, stripRows } from '../api/strip-values.js';
 import {
   DEFAULT_MAX_KEY_BYTES,
   DEFAULT_MAX_VALUE_BYTES,
@@ -219,7 +220,7 @@ class MemoryTable implements Table {
     throwIfAborted(ro.signal);
     const filter = compileReadFilter(ro);
     const now = this.store.now();
-    return keys.map((key) => {
+    return stripRows(keys.map((key) => {
       const counters = this.state.regionOf(key);
       counters.readRequests++;
       const row = this.state.find(key);
@@ -227,7 +228,7 @@ class MemoryTable implements Table {
       const out = this.state.materialize(row, filter, ro.maxVersions, now);
       if (out !== undefined) counters.rowsRead++;
       return out;
-    });
+    }), ro.stripValues);
   }
 
   async mutate(rows: readonly RowMutation[], opts?: WriteOptions): Promise<void> {
@@ -243,7 +244,7 @@ class MemoryTable implements Table {
     return validatedScan(() => {
       this.check();
       return normalizeScanSpec(this.spec, spec, this.store.capabilities);
-    }, (s) => scanEachRange(s, (r) => this.runScan(r)));
+    }, (s) => stripBatches(scanEachRange(s, (r) => this.runScan(r)), s.stripValues));
   }
 
   private async *runScan(spec: NormalizedScanSpec): AsyncGenerator<readonly Row[]> {
