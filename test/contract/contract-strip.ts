@@ -36,6 +36,7 @@ export function stripContract(ctx: ContractContext): void {
       ['[0c, 0d)', b(0x0c), b(0x0d)],
       ['[0c, end)', b(0x0c), undefined],
       ['[start, 0d)', new Uint8Array(0), b(0x0d)],
+      ['the whole family', new Uint8Array(0), undefined],
     ];
     for (const [name, start, end] of spans) {
       it(`gets and scans empty the values of ${name} and nothing else`, async () => {

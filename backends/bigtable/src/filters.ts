@@ -7,8 +7,9 @@
  *           interleave(per selected family:
  *             chain(family ^name$, timestamps >= now - ttl, cellsPerColumn(family max),
  *                   columnRange per qualifierRange, timestamp range, cellsPerColumn(read max),
- *                   [stripValues: interleave(chain(columnRange span, stripValue),
- *                                            columnRange before it, columnRange after it)])))
+ *                   [stripValues: stripValue for the whole family, else
+ *                    interleave(chain(columnRange span, stripValue),
+ *                               columnRange before it, columnRange after it)])))
  *
  * The order inside a family branch is the Store's read rule (core/memory/memory-store.ts):
  * live versions, truncated to the family's maxVersions, then the read's time range and cell
@@ -82,6 +83,8 @@ export function readFilter(spec: TableSpec, input: ReadFilterInput, now: number)
  * with their values stripped, interleaved with the cells before and after it as they are.
  */
 function stripping(family: string, span: QualifierSpan): IRowFilter {
+  // The whole family (the branch's cells are all of it): one transformer, nothing to copy.
+  if (span.start.length === 0 && span.end === undefined) return { stripValueTransformer: true };
   const filters: IRowFilter[] = [{ chain: { filters: [
     { columnRangeFilter: { familyName: family, startQualifierClosed: Buffer.from(span.start), ...(span.end === undefined ? {} : { endQualifierOpen: Buffer.from(span.end) }) } },
     { stripValueTransformer: true },
