@@ -213,10 +213,13 @@ export class Ingestor {
       const o = outcomes[j];
       if (o !== undefined) {
         out[i] = o;
-      } else if (cache !== undefined && source.scan(i, sp)) {
-        // Teach the byte cache this series, so its next points take the known path.
+      } else if (cache !== undefined) {
         const e = via.entries[j];
-        if (e !== undefined && e.alive) cache.set(sp.buf, sp.metricStart, sp.metricEnd, sp.tagsStart, sp.tagsEnd, e);
+        if (e === undefined || !e.alive) continue;
+        // Teach the byte cache this series, so its next points take the known path; a
+        // point without a byte form is found by its text next time.
+        if (source.scan(i, sp)) cache.set(sp.buf, sp.metricStart, sp.metricEnd, sp.tagsStart, sp.tagsEnd, e);
+        else this.deps.catalog.series.setText(points[j]!.seriesText ?? seriesTextOf(points[j]!), e);
       }
     }
     cache?.releaseView();

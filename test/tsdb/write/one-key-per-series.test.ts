@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { parsePutLine } from '../../../tsdb/write/put-line.js';
 import { putLineSource } from '../../../tsdb/server/telnet/tsdb-telnet-backend.js';
 import { PutLines } from '../../../tsdb/server/telnet/telnet-backend.js';
-import { openFixture } from '../helpers/tsdb-fixture.js';
+import type { PointSource } from '../../../tsdb/write/put-entry.js';
+import { openFixture, pt } from '../helpers/tsdb-fixture.js';
 
 const T0 = 1_767_225_600;
 const SERIES = 50;
@@ -46,6 +47,21 @@ describe('a telnet series', () => {
       expect([tsdb.ingest.stats().seriesCreated, tsdb.ingest.stats().seriesReadmitted]).toEqual([SERIES, 0]);
       expect(cache.size).toBe(SERIES);
       expect(tsdb.catalog.series.size).toBe(SERIES);
+    } finally {
+      await tsdb.close();
+    }
+  });
+
+  it('keeps the text of a point its protocol cannot scan, so its next point is found by it', async () => {
+    const { tsdb } = await openFixture({}, (T0 + 60) * 1000);
+    try {
+      const p = pt('m.scanless', T0, 1, { host: 'a' });
+      const source: PointSource = { count: 1, protocol: 'scanless', scan: () => false, parse: () => p };
+      expect(await tsdb.ingest.put(source)).toEqual([undefined]);
+      expect(tsdb.ingest.entryOf(p)).toBeDefined();
+      const before = tsdb.ingest.stats();
+      expect(await tsdb.ingest.put({ ...source, parse: () => pt('m.scanless', T0 + 1, 2, { host: 'a' }) })).toEqual([undefined]);
+      expect(tsdb.ingest.stats().seriesCreated).toBe(before.seriesCreated);
     } finally {
       await tsdb.close();
     }
