@@ -182,6 +182,7 @@ export class LastValues {
 
   /** The write path stored `ms` as the newest point of the series in one acknowledged write. */
   written(key: string, ms: number, value: number, isInt: boolean, big?: bigint): void {
+    if (this.keys.size === 0) return; // no /api/query/last asked: no key hashed per series written
     const n = this.keys.findLatin1(key);
     if (n < 0 || ms < this.cols.ts[n]!) return;
     this.put(n, ms, value, isInt, big);
