@@ -161,7 +161,7 @@ export class Tsdb {
     this.indexCleanup = !config.retentionCleanup || !this.hasRetention ? undefined : new IndexCleanup({
       data, postings, widths: this.widths, retention: this.retentionConfig, index: this.index, row, me: server, shared: changes !== undefined,
       uids: { metric: this.catalog.metrics, tagk: this.catalog.tagks, tagv: this.catalog.tagvs },
-      announce: (c) => this.catalog.cleanupStep(c), ...cleanupSteps,
+      announce: (c) => this.catalog.cleanupStep(c), record: (t) => this.catalog.recordSeries(t, now()), ...cleanupSteps,
     });
     // Kept where this process is the one writer, or hears of the others' writes (change log).
     const hints = (this.newestHours = this.catalog.newestHours);
@@ -432,6 +432,7 @@ export class Tsdb {
       add('horae.retention.uids_removed', r.uidsRemoved);
       add('horae.retention.cleanup_skipped', r.skipped);
       add('horae.retention.cleanup_repaired', r.repaired);
+      add('horae.retention.cleanup_reindexed', r.reindexed);
       add('horae.retention.cleanup_errors', r.errors);
     }
     if (this.cleanupMember !== undefined) add('horae.retention.cleanup_beat_failures', this.cleanupMember.beatFailures);

@@ -8,7 +8,8 @@
  * A pass, under the lease of the cleanup row (cleanup-row.ts: one pass at a time over all
  * servers), first finishes what a pass that stopped left (repair()), then:
  *  1. Candidates: for each metric with a retention, the series of the index with no data
- *     row in the hours kept (one scan of those rows per salt bucket).
+ *     row in the hours kept (one scan of those rows per salt bucket). Series with a row kept
+ *     that the index lacks are recorded again (all their names still mapping).
  *  2. Per chunk of candidates: their index rows are marked with the pass's number; step 1
  *     is applied here and logged for the other servers (change log), and the pass waits
  *     until every server fenced it (cleanup-member.ts): no server writes them from an old
@@ -63,6 +64,8 @@ export interface IndexCleanupDeps {
   readonly row: CleanupRow;
   /** Applies a step here and logs it for the other servers (Catalog.cleanupStep). */
   readonly announce: (c: Step) => Promise<void>;
+  /** Records series in the index (Catalog.recordSeries): 'new' for each recorded now. */
+  readonly record: (tsuids: readonly Uint8Array[]) => Promise<ReadonlyArray<unknown>>;
   /** Applies a step here again (Catalog.applyCleanup). */
   readonly apply: (c: Step) => void;
   /** Resolves true once every write call made before has ended (false after the timeout). */
@@ -85,6 +88,8 @@ export interface IndexCleanupStats {
   readonly skipped: number;
   /** Intents of stopped passes finished. */
   readonly repaired: number;
+  /** Series with data kept that the index lacked, recorded again. */
+  readonly reindexed: number;
   readonly errors: number;
 }
 
@@ -98,6 +103,7 @@ export class IndexCleanup {
   private uidsRemoved = 0;
   private skipped = 0;
   private repaired = 0;
+  private reindexed = 0;
   private errors = 0;
 
   constructor(deps: IndexCleanupDeps) {
@@ -119,7 +125,7 @@ export class IndexCleanup {
   }
 
   stats(): IndexCleanupStats {
-    return { passes: this.passes, seriesRemoved: this.seriesRemoved, uidsRemoved: this.uidsRemoved, skipped: this.skipped, repaired: this.repaired, errors: this.errors };
+    return { passes: this.passes, seriesRemoved: this.seriesRemoved, uidsRemoved: this.uidsRemoved, skipped: this.skipped, repaired: this.repaired, reindexed: this.reindexed, errors: this.errors };
   }
 
   /** One pass (a pass already running is joined). */
@@ -190,16 +196,37 @@ export class IndexCleanup {
     this.repaired++;
   }
 
-  /** Series of metrics with a retention without a data row in the hours kept, with their metric and first hour kept. */
+  /**
+   * Series of metrics with a retention without a data row in the hours kept, with their
+   * metric and first hour kept. On the way, series with a row kept that the index lacks
+   * (written by a server paused past every fence, or by a tool) are recorded again where
+   * every name of theirs still maps (the caller's `record`).
+   */
   private async candidates(): Promise<Array<{ metric: Uint8Array; firstKept: number; tsuid: Uint8Array }>> {
     const out: Array<{ metric: Uint8Array; firstKept: number; tsuid: Uint8Array }> = [];
     for (const [metric, name] of await this.d.uids.metric.allNames()) {
       const firstKept = this.firstKept(name);
       if (firstKept === undefined) continue;
       const live = await this.liveSeries(metric, firstKept);
-      for (const t of await this.d.index.ofMetric(metric)) if (!live.has(latin1(t))) out.push({ metric, firstKept, tsuid: t });
+      const indexed = new Set<string>();
+      for (const t of await this.d.index.ofMetric(metric)) {
+        indexed.add(latin1(t));
+        if (!live.has(latin1(t))) out.push({ metric, firstKept, tsuid: t });
+      }
+      const lost: Uint8Array[] = [];
+      for (const k of live) if (!indexed.has(k) && (await this.named(Buffer.from(k, 'latin1')))) lost.push(Buffer.from(k, 'latin1'));
+      if (lost.length > 0) this.reindexed += (await this.d.record(lost)).filter((v) => v === 'new').length;
     }
     return out;
+  }
+
+  /** True when every UID of the TSUID has its name. */
+  private async named(t: Uint8Array): Promise<boolean> {
+    let ok = true;
+    const ids: Array<[UidKind, Uint8Array]> = [];
+    this.idsOf(t, (kind, id) => ids.push([kind, id]));
+    for (const [kind, id] of ids) if ((await this.d.uids[kind].getName(id)) === undefined) ok = false;
+    return ok;
   }
 
   /** Steps 1 and 2 of one chunk: the series removed, or undefined when the fence did not come. */

@@ -72,6 +72,28 @@ describe('index cleanup with two servers on one store', () => {
     }
   });
 
+  it('records again a series with data kept that the index lacks (a writer paused past every fence)', async () => {
+    const base = await openMemoryStore();
+    const clock = { now: T0 };
+    const a = await open(shared(base), clock);
+    try {
+      await a.ingest.write([pt('m.a', T0, 1, { host: 'h0' }), pt('m.a', T0, 2, { host: 'h1' })]);
+      // m.a{host=h0}'s index row goes as a pass would remove it, its data stays.
+      const tsuid = (await tsuidOf(a, 'm.a', { host: 'h0' }))!;
+      await a.index.postings.remove(tsuid.subarray(0, a.widths.metric), [tsuid]);
+      await (await base.createTable({ name: META_TABLE, families: [{ name: 'name' }] }, { ifNotExists: true })).mutate([{ key: tsuid, mutations: [{ type: 'deleteRow' }] }]);
+      a.index.forget([tsuid]);
+      clock.now = T0 + 2 * HOUR;
+      await a.cleanupMember!.beat();
+      await a.indexCleanup!.runOnce();
+      expect(a.indexCleanup!.stats()).toMatchObject({ reindexed: 1, seriesRemoved: 0, errors: 0 });
+      await expectFindable(base, a, 'm.a', { host: 'h0' });
+      await expectConsistent(base, a);
+    } finally {
+      await a.close();
+    }
+  });
+
   it('keeps the names of a new series another server records as the pass deletes them', async () => {
     await newSeriesDuringNameDelete(await openMemoryStore(), shared);
   });
