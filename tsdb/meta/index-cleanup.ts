@@ -50,6 +50,8 @@ export const LEASE_MS = 120_000;
 const CHUNK = 4096;
 const HOUR_MS = 3_600_000;
 const KINDS = ['metric', 'tagk', 'tagv'] as const;
+/** Names deleted at once (each its own two check-and-puts, in order). */
+const NAMES_IN_FLIGHT = 16;
 
 type Step = Extract<Change, { kind: 'cleanup' }>;
 type ByKind<T> = Record<UidKind, T>;
@@ -291,15 +293,21 @@ export class IndexCleanup {
       await dropUsed();
       const names: Array<{ kind: UidKind; id: Uint8Array; name: string }> = [];
       for (const kind of KINDS) {
-        for (const id of maybe[kind].values()) {
-          const name = await this.d.uids[kind].getName(id);
-          if (name !== undefined) names.push({ kind, id, name });
-          deleted[kind].push(id);
+        const ids = [...maybe[kind].values()];
+        for (let at = 0; at < ids.length; at += NAMES_IN_FLIGHT) {
+          const batch = ids.slice(at, at + NAMES_IN_FLIGHT);
+          const got = await Promise.all(batch.map((id) => this.d.uids[kind].getName(id)));
+          batch.forEach((id, i) => {
+            if (got[i] !== undefined) names.push({ kind, id, name: got[i] });
+            deleted[kind].push(id);
+          });
         }
       }
       if (this.d.now() - since > PENDING_MS / 2) throw new Error('the index cleanup took too long to delete names');
       if (!(await this.d.row.writeIntent({ pass, tsuids: [], names }))) throw new Error('the index cleanup lost its lease');
-      for (const n of names) await this.d.uids[n.kind].deleteMapping(n.name, n.id);
+      for (let at = 0; at < names.length; at += NAMES_IN_FLIGHT) {
+        await Promise.all(names.slice(at, at + NAMES_IN_FLIGHT).map((n) => this.d.uids[n.kind].deleteMapping(n.name, n.id)));
+      }
       await this.dropValueRows(removed, deleted);
       await this.d.row.clearIntent();
       this.uidsRemoved += deleted.metric.length + deleted.tagk.length + deleted.tagv.length;
