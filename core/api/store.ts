@@ -276,21 +276,6 @@ export interface ReadOptionsBase {
    * without such buffers ignores the flag. Default false.
    */
   readonly borrowValues?: boolean;
-  /**
-   * Cells of `family` with qualifier in [start, end) (an absent or empty `end`:
-   * unbounded) come back with an empty value; key, qualifier and timestamp as usual, and
-   * every other cell as it is. For a reader that needs to know such cells exist but not
-   * their bytes (Bigtable: a strip-value transformer on those cells, evaluated
-   * server-side, so their bytes never cross the network).
-   */
-  readonly stripValues?: QualifierSpan;
-}
-
-/** The cells of one family whose qualifier is in [start, end) (absent or empty end: unbounded). */
-export interface QualifierSpan {
-  readonly family: string;
-  readonly start: Uint8Array;
-  readonly end?: Uint8Array;
 }
 
 export type GetOptions = ReadOptionsBase;

@@ -28,7 +28,6 @@ import type {
   Capabilities,
   CellRef,
   KeyRange,
-  QualifierSpan,
   GetOptions,
   Row,
   RowFilter,
@@ -71,8 +70,6 @@ export interface NormalizedReadOptions {
   readonly signal: AbortSignal | undefined;
   /** Values may be views of the store's buffers (ReadOptionsBase.borrowValues). */
   readonly borrowValues: boolean;
-  /** ReadOptionsBase.stripValues, copied (end undefined when unbounded). */
-  readonly stripValues?: QualifierSpan | undefined;
 }
 
 /** A ScanSpec after validation, with defaults applied and bounds copied. */
@@ -336,7 +333,6 @@ export function normalizeGetOptions(
     filter: opts.filter,
     signal: opts.signal,
     borrowValues: opts.borrowValues === true,
-    stripValues: opts.stripValues === undefined ? undefined : normalizeStripValues(table, opts.stripValues),
   };
 }
 
@@ -375,18 +371,8 @@ export function normalizeScanSpec(
   requirePositiveInteger(batchRows, 'batchRows');
   return {
     families: read.families, timeRange: read.timeRange, maxVersions: read.maxVersions, filter: read.filter,
-    signal: read.signal, borrowValues: read.borrowValues, stripValues: read.stripValues, start, end, ranges, reverse, limit: s.limit ?? Infinity, batchRows,
+    signal: read.signal, borrowValues: read.borrowValues, start, end, ranges, reverse, limit: s.limit ?? Infinity, batchRows,
   };
-}
-
-/** ReadOptionsBase.stripValues checked (a declared family, bytes, start <= end) and copied. */
-function normalizeStripValues(table: TableSpec, span: QualifierSpan): QualifierSpan {
-  if (span === null || typeof span !== 'object') throw new TypeError('stripValues must be an object');
-  requireFamily(table, span.family);
-  const start = copyBytes(span.start, 'stripValues start');
-  const end = span.end === undefined || span.end.length === 0 ? undefined : copyBytes(span.end, 'stripValues end');
-  if (end !== undefined && compareBytes(start, end) > 0) throw new RangeError(`stripValues start ${hexPreview(start)} is after end ${hexPreview(end)}`);
-  return end === undefined ? { family: span.family, start } : { family: span.family, start, end };
 }
 
 /**

@@ -9,7 +9,6 @@ import type {
 } from '../api/store.js';
 import { StoreError, throwIfAborted } from '../api/errors.js';
 import { decodeInt64, encodeInt64, equalBytes, toHex } from '../api/bytes.js';
-import { stripBatches, stripRows } from '../api/strip-values.js';
 import {
   normalizeGetOptions, normalizeScanSpec, validateCellRef, validateKey, validateKeys, validateRowMutations,
   validateKeyRange, validateSetFamilyTransform, validateTableName, validateTableSpec, validateWriteOptions, validatedScan,
@@ -198,8 +197,7 @@ class EmbeddedTable implements Table {
       this.check();
       validateKeys(keys, this.store.capabilities);
       const o = normalizeGetOptions(this.spec, opts, this.store.capabilities);
-      const rows = getRows(this.engine, this.state, keys, o);
-      return o.stripValues === undefined ? rows : rows.then((r) => stripRows(r, o.stripValues));
+      return getRows(this.engine, this.state, keys, o);
     } catch (err) {
       return Promise.reject(err);
     }
@@ -217,7 +215,7 @@ class EmbeddedTable implements Table {
     return validatedScan(() => {
       this.check();
       return normalizeScanSpec(this.spec, spec, this.store.capabilities);
-    }, (s) => stripBatches(scanEachRange(s, (r) => scanRows(this.engine, this.state, r)), s.stripValues));
+    }, (s) => scanEachRange(s, (r) => scanRows(this.engine, this.state, r)));
   }
 
   /** Reads the newest version of one cell at the latest sequence number (under a row lock). */

@@ -55,7 +55,6 @@ import type {
   TableSpec,
   WriteOptions,
 } from '../api/store.js';
-import { stripBatches, stripRows } from '../api/strip-values.js';
 import {
   DEFAULT_MAX_KEY_BYTES,
   DEFAULT_MAX_VALUE_BYTES,
@@ -220,7 +219,7 @@ class MemoryTable implements Table {
     throwIfAborted(ro.signal);
     const filter = compileReadFilter(ro);
     const now = this.store.now();
-    return stripRows(keys.map((key) => {
+    return keys.map((key) => {
       const counters = this.state.regionOf(key);
       counters.readRequests++;
       const row = this.state.find(key);
@@ -228,7 +227,7 @@ class MemoryTable implements Table {
       const out = this.state.materialize(row, filter, ro.maxVersions, now);
       if (out !== undefined) counters.rowsRead++;
       return out;
-    }), ro.stripValues);
+    });
   }
 
   async mutate(rows: readonly RowMutation[], opts?: WriteOptions): Promise<void> {
@@ -244,7 +243,7 @@ class MemoryTable implements Table {
     return validatedScan(() => {
       this.check();
       return normalizeScanSpec(this.spec, spec, this.store.capabilities);
-    }, (s) => stripBatches(scanEachRange(s, (r) => this.runScan(r)), s.stripValues));
+    }, (s) => scanEachRange(s, (r) => this.runScan(r)));
   }
 
   private async *runScan(spec: NormalizedScanSpec): AsyncGenerator<readonly Row[]> {

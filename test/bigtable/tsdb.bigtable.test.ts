@@ -27,7 +27,6 @@ await import('../tsdb/scan/scanner.test.js');
 await import('../tsdb/query/last-points.test.js');
 await import('../tsdb/meta-index.test.js');
 await import('../tsdb/compact/hour-compactor.test.js');
-await import('../tsdb/query/summary-cells.test.js');
 await import('../tsdb/conformance/opentsdb-cases.test.js');
 await import('../tsdb/http/put.test.js');
 await import('../tsdb/http/query-columnar.test.js');

@@ -21,7 +21,6 @@ import { lifecycleContract } from './contract-lifecycle.js';
 import { rangeDeleteContract } from './contract-range-delete.js';
 import { rangesContract } from './contract-ranges.js';
 import { scanContract } from './contract-scan.js';
-import { stripContract } from './contract-strip.js';
 import { tableContract } from './contract-tables.js';
 import { validationContract } from './contract-validation.js';
 
@@ -39,7 +38,6 @@ export function storeContract(name: string, factory: StoreFactory): void {
     scanContract(ctx);
     rangesContract(ctx);
     borrowContract(ctx);
-    stripContract(ctx);
     filterContract(ctx);
     atomicContract(ctx);
     validationContract(ctx);

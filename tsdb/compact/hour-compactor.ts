@@ -31,10 +31,10 @@
  */
 import type { Cell, Mutation, Table } from '../../core/api/store.js';
 import type { TsdbConfig } from '../config.js';
-import { encodeHourBlock, hourBlockSummary } from '../codec/hour-codec.js';
+import { encodeHourBlock } from '../codec/hour-codec.js';
 import { randomFillSync } from 'node:crypto';
 import { compareWriteOrder, mergeRowCells, isDataPointCell } from '../query/row-merge.js';
-import { hourCellQualifier, isHourCellQualifier, isSummaryCellQualifier, summaryCellQualifier } from '../schema/qualifier.js';
+import { hourCellQualifier, isHourCellQualifier } from '../schema/qualifier.js';
 import { baseTimeOfKey, writeBaseTimeAt } from '../schema/row-key.js';
 import { saltBytes } from '../schema/salt.js';
 import type { SchemaWidths } from '../schema/widths.js';
@@ -439,20 +439,13 @@ export function needsCompaction(cells: readonly Cell[]): boolean {
  * So two compactors that read the same cells cannot both apply (the second finds the
  * check cell gone), a delete of the row after the read makes the check fail (nothing is
  * written back), and a point written meanwhile is a newer version that no delete reaches.
- * A new cell with a summary gets its summary cell (`0d`, the same suffix, the summary;
- * same timestamp), and the row's old summary cells are deleted as read. Annotations and unknown cells are
- * left alone.
+ * Annotations and unknown cells are left alone.
  */
 export function compactionOf(cells: readonly Cell[]): { mutations: Mutation[]; points: number; check: Cell } {
   const block = mergeRowCells(cells);
   const mutations: Mutation[] = [];
   let check: Cell | undefined;
   for (const c of cells) {
-    if (isSummaryCellQualifier(c.qualifier)) {
-      // The consumed hour cells' summaries go with them.
-      mutations.push({ type: 'deleteCell', family: DATA_FAMILY, qualifier: c.qualifier, upTo: c.timestamp });
-      continue;
-    }
     if (!isDataPointCell(c.qualifier)) continue;
     if (check === undefined || compareWriteOrder(c, check) > 0) check = c;
     mutations.push({ type: 'deleteCell', family: DATA_FAMILY, qualifier: c.qualifier, upTo: c.timestamp });
@@ -461,16 +454,10 @@ export function compactionOf(cells: readonly Cell[]): { mutations: Mutation[]; p
   if (block.count > 0) {
     const qualifier = hourCellQualifier(0);
     randomFillSync(qualifier, 1, 8);
-    const value = encodeHourBlock(block);
-    const sm = hourBlockSummary(value);
-    // Its summary cell (tsdb/SCHEMA.md "Summary cells"), in the same row mutation.
-    if (sm !== undefined) mutations.unshift({ type: 'put', family: DATA_FAMILY, qualifier: summaryCellQualifier(qualifier, sm), value: EMPTY, timestamp: check.timestamp });
-    mutations.unshift({ type: 'put', family: DATA_FAMILY, qualifier, value, timestamp: check.timestamp });
+    mutations.unshift({ type: 'put', family: DATA_FAMILY, qualifier, value: encodeHourBlock(block), timestamp: check.timestamp });
   }
   return { mutations, points: block.count, check };
 }
-
-const EMPTY = new Uint8Array(0);
 
 /** A dirty row's heap bytes by the estimate: the row, its key bytes and its latin1 id. */
 function rowBytes(key: Uint8Array): number {

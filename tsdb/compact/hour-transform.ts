@@ -9,10 +9,8 @@
  *
  * The output cell: qualifier `0c` + the job's tag (the largest sequence number of the cells
  * it replaces, unique in the row, larger for later writes) as a u64; timestamp the newest
- * replaced cell's; value the merged points (row-merge.ts: the last write wins). Summary
- * cells (tsdb/SCHEMA.md "Summary cells": the read-back compactor's, on a store that had no
- * transform) are dropped: only reads beside that compactor use them. Other cells of the
- * row (annotations, unknown qualifiers) are returned as they are.
+ * replaced cell's; value the merged points (row-merge.ts: the last write wins). Other cells
+ * of the row (annotations, unknown qualifiers) are returned as they are.
  */
 import type { RowTransform, RowTransformFactory, TransformCell } from '../../core/api/row-transform.js';
 import { registerRowTransform } from '../../core/api/row-transform.js';
@@ -20,7 +18,7 @@ import type { Cell } from '../../core/api/store.js';
 import { encodeHourBlock } from '../codec/hour-codec.js';
 import { newPointBlock, pointCapacity } from '../codec/point-block.js';
 import { isDataPointCell, mergeRowCells } from '../query/row-merge.js';
-import { hourCellQualifier, isHourCellQualifier, isSummaryCellQualifier } from '../schema/qualifier.js';
+import { hourCellQualifier, isHourCellQualifier } from '../schema/qualifier.js';
 import { DATA_FAMILY, DATA_TRANSFORM } from '../tables.js';
 import type { RetentionRules } from './retention.js';
 import { retentionOf } from './retention.js';
@@ -61,19 +59,16 @@ export function compressRow(cells: readonly TransformCell[], tag: number): Trans
   let data = 0;
   let hourCells = 0;
   let newest = 0;
-  let summaries = 0;
   for (const c of cells) {
-    if (isSummaryCellQualifier(c.qualifier)) summaries++;
     if (!isDataPointCell(c.qualifier)) continue;
     data++;
     if (isHourCellQualifier(c.qualifier)) hourCells++;
     if (c.timestamp > newest) newest = c.timestamp;
   }
-  const kept = (c: TransformCell): boolean => !isSummaryCellQualifier(c.qualifier);
-  if (data === 0 || (data === 1 && hourCells === 1)) return summaries === 0 ? undefined : cells.filter(kept); // nothing to compress
+  if (data === 0 || (data === 1 && hourCells === 1)) return undefined; // nothing to do
   delete BLOCK.bigInts;
   const block = mergeRowCells(cells.map((c): Cell => ({ family: DATA_FAMILY, qualifier: c.qualifier, timestamp: c.timestamp, value: c.value })), BLOCK);
-  const out: TransformCell[] = cells.filter((c) => !isDataPointCell(c.qualifier) && kept(c));
+  const out: TransformCell[] = cells.filter((c) => !isDataPointCell(c.qualifier));
   if (block.count > 0) out.push({ qualifier: hourCellQualifier(tag), timestamp: newest, value: encodeHourBlock(block) });
   if (pointCapacity(block) > KEEP_POINTS) BLOCK = newPointBlock(0);
   return out;

@@ -6,7 +6,7 @@ import type { Cell } from '../../core/api/store.js';
 import { hourBlockSummary } from '../codec/hour-codec.js';
 import type { HourSummary } from '../codec/hour-codec.js';
 import type { PointBlock } from '../codec/point-block.js';
-import { HOUR_CELL_SUFFIXED_BYTES, isHourCellQualifier, isSummaryCellQualifier, summaryOfCellQualifier } from '../schema/qualifier.js';
+import { isHourCellQualifier } from '../schema/qualifier.js';
 import type { Aggregator } from './aggregators.js';
 import { getAggregator, isAggregator } from './aggregators.js';
 import type { DownsampleSpec } from './downsample.js';
@@ -141,25 +141,6 @@ export function rowSummary(cells: readonly Cell[], baseMs: number, startMs: numb
   const c = cells[0]!;
   const q = c.qualifier;
   return isHourCellQualifier(q) ? hourBlockSummary(c.value) : undefined;
-}
-
-/**
- * The summary that answers a row read with its values stripped (tsdb/SCHEMA.md "Summary
- * cells"): its cells are exactly one suffixed hour cell and the summary cell of the same
- * suffix and timestamp, and the whole hour [baseMs, baseMs + 1 h) is inside [startMs,
- * endMs]; undefined otherwise (the row must be read in full).
- */
-export function summaryCellOf(cells: readonly Cell[], baseMs: number, startMs: number, endMs: number): HourSummary | undefined {
-  if (cells.length !== 2 || baseMs < startMs || baseMs + HOUR_MS - 1 > endMs) return undefined;
-  // Cells come sorted by qualifier: the hour cell (0c…) before its summary cell (0d…).
-  const h = cells[0]!;
-  const s = cells[1]!;
-  const hq = h.qualifier;
-  const sq = s.qualifier;
-  if (hq.length !== HOUR_CELL_SUFFIXED_BYTES || !isHourCellQualifier(hq) || !isSummaryCellQualifier(sq)) return undefined;
-  if (h.timestamp !== s.timestamp || h.family !== s.family) return undefined;
-  for (let i = 1; i < HOUR_CELL_SUFFIXED_BYTES; i++) if (hq[i] !== sq[i]) return undefined;
-  return summaryOfCellQualifier(sq);
 }
 
 /**

@@ -24,9 +24,7 @@ import { TsdbError } from '../errors.js';
 import { mergeRowCells } from './row-merge.js';
 import type { DecodeSession } from './decode-pool.js';
 import type { Aggregator } from './aggregators.js';
-import { appendHourSummary, appendRow, appendRowBuckets, bucketsStayInRows, rowSummary, summaryCellOf, summaryUseOf } from './point-append.js';
-import type { HourSummary } from '../codec/hour-codec.js';
-import { readWithSummaryCells, summaryHours } from './summary-scan.js';
+import { appendHourSummary, appendRow, appendRowBuckets, bucketsStayInRows, rowSummary, summaryUseOf } from './point-append.js';
 import type { Points } from './series.js';
 import { baseTimeOfKey, metricScanRange } from '../schema/row-key.js';
 import { readSalt } from '../schema/salt.js';
@@ -204,7 +202,12 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
       const baseMs = baseTimeOfKey(w, key) * 1000;
       const sm = rowSummary(cells, baseMs, req.startMs, req.endMs);
       if (sm !== undefined) {
-        appendSummary(key, cur, sm, baseMs);
+        const s = seriesOf(key, cur);
+        if (req.rowKeys === true) (s.rowKeys ??= []).push(key);
+        s.downsampled = true;
+        points += appendHourSummary(s, sm, baseMs, req.startMs, req.endMs, summaryUse);
+        if (stats !== undefined) stats.summaries++;
+        if (points > maxPoints) throw tooLarge(`more than ${maxPoints} data points`);
         return;
       }
     }
@@ -216,33 +219,12 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
     if (noted) (s.annotations ??= []).push(...notes);
     if (req.rowKeys === true) (s.rowKeys ??= []).push(key);
     if (ds !== undefined) {
-      if (unordered !== undefined) noteOrder(s, baseTimeOfKey(w, key) * 1000);
       s.downsampled = true;
       points += appendRowBuckets(s, block, baseTimeOfKey(w, key) * 1000, req.startMs, req.endMs, ds.intervalMs, ds.fn);
     } else {
       points += appendRow(s, block, baseTimeOfKey(w, key) * 1000, req.startMs, req.endMs);
     }
     if (points > maxPoints) throw tooLarge(`more than ${maxPoints} data points`);
-  };
-  /** An hour row's one bucket from a summary (in the hour cell, or its summary cell). */
-  const appendSummary = (key: Uint8Array, cur: SeriesCursor, sm: HourSummary, baseMs: number): void => {
-    const s = seriesOf(key, cur);
-    if (req.rowKeys === true) (s.rowKeys ??= []).push(key);
-    if (unordered !== undefined) noteOrder(s, baseMs);
-    s.downsampled = true;
-    points += appendHourSummary(s, sm, baseMs, req.startMs, req.endMs, summaryUse!);
-    if (stats !== undefined) stats.summaries++;
-    if (points > maxPoints) throw tooLarge(`more than ${maxPoints} data points`);
-  };
-  /**
-   * Where the read-back compactor writes summary cells (tsdb/SCHEMA.md "Summary cells"),
-   * hour buckets come from them (summary-scan.ts): rows then come in no set order, and the
-   * series whose rows came out of hour order are sorted at the end.
-   */
-  const cellsMode = summaryUse !== undefined && decode === undefined && !tsdb.storeCompresses;
-  const unordered = cellsMode ? new Set<ScannedSeries>() : undefined;
-  const noteOrder = (s: ScannedSeries, baseMs: number): void => {
-    if (s.count > 0 && s.ts[s.count - 1]! >= baseMs) unordered!.add(s);
   };
   const scanBucket = async (salt: number): Promise<void> => {
     const { start, end } = metricScanRange(w, salt, req.metricUid, startSec, endSec);
@@ -290,35 +272,7 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
       }
     }
   };
-  const split = cellsMode ? summaryHours(tsdb, req.startMs, req.endMs) : undefined;
-  if (split !== undefined) {
-    await readWithSummaryCells(tsdb, {
-      metricUid: req.metricUid, split, keys: req.keys, filter: req.filter, signal: req.signal,
-      newCursor: (): SeriesCursor => ({ seen: [], next: 0 }),
-      onRow: (row, cur) => onRow(row, -1, cur),
-      onStripped: (row, cur) => {
-        const baseMs = baseTimeOfKey(w, row.key) * 1000;
-        const sm = summaryCellOf(row.cells, baseMs, req.startMs, req.endMs);
-        if (sm === undefined) return false;
-        if (stats !== undefined) {
-          stats.rows++;
-          stats.cells += row.cells.length;
-        }
-        appendSummary(row.key, cur, sm, baseMs);
-        return true;
-      },
-      tick: async () => {
-        if (performance.now() - lastYield > YIELD_EVERY_MS) {
-          await new Promise<void>((resolve) => setImmediate(resolve));
-          lastYield = performance.now();
-          req.signal?.throwIfAborted();
-        }
-        checkDeadline(req.deadline);
-      },
-    });
-    for (const s of unordered!) sortBuckets(s);
-    if (stats !== undefined && req.keys === undefined) stats.buckets += buckets;
-  } else if (req.keys !== undefined) {
+  if (req.keys !== undefined) {
     // Keys in (series, time) order: each series' rows arrive sorted, as from a bucket scan.
     const rows = await tsdb.data.get(req.keys, { families: DATA_FAMILIES, borrowValues: true, signal: req.signal });
     checkDeadline(req.deadline);
@@ -355,22 +309,6 @@ export async function scanSeries(tsdb: Tsdb, req: ScanRequest, stats?: ScanStats
   }
   if (stats !== undefined) stats.points += points;
   return out.sort((a, b) => compareIds(a.tsuid, b.tsuid));
-}
-
-
-/** Puts a downsampled series' buckets in time order (rows of different hours never share a bucket). */
-function sortBuckets(s: ScannedSeries): void {
-  const order = Array.from({ length: s.count }, (_, i) => i).sort((a, b) => s.ts[a]! - s.ts[b]!);
-  const ts = s.ts.slice(0, s.count);
-  const values = s.values.slice(0, s.count);
-  const isInt = s.isInt.slice(0, s.count);
-  const exact = s.exact?.slice(0, s.count);
-  order.forEach((from, to) => {
-    s.ts[to] = ts[from]!;
-    s.values[to] = values[from]!;
-    s.isInt[to] = isInt[from]!;
-    if (exact !== undefined) s.exact![to] = exact[from]!;
-  });
 }
 
 /**

@@ -54,52 +54,6 @@ export function hourCellQualifier(n: number): Uint8Array {
   return q;
 }
 
-/** The first byte of a summary cell's qualifier (tsdb/SCHEMA.md "Summary cells"). */
-export const SUMMARY_CELL_QUALIFIER_BYTE = 0x0d;
-/** Length of a summary cell's qualifier: 0x0D, the hour cell's suffix, count, NaN count, sum. */
-export const SUMMARY_CELL_BYTES = 25;
-
-/** What a summary cell states of its hour cell (codec/hour-codec.ts HourSummary). */
-export interface SummaryOfCell {
-  readonly count: number;
-  readonly nonNaN: number;
-  readonly sum: number;
-}
-
-/** True for a summary cell's qualifier: `0d` and 24 bytes. */
-export function isSummaryCellQualifier(q: Uint8Array): boolean {
-  return q.length === SUMMARY_CELL_BYTES && q[0] === SUMMARY_CELL_QUALIFIER_BYTE;
-}
-
-/**
- * The qualifier of the summary cell of the suffixed hour cell `hourQualifier` whose
- * summary is `sm`: `0d`, the hour cell's 8-byte suffix, `<u32 count> <u32 nan> <f64 sum>`.
- */
-export function summaryCellQualifier(hourQualifier: Uint8Array, sm: SummaryOfCell): Uint8Array {
-  if (hourQualifier.length !== HOUR_CELL_SUFFIXED_BYTES || hourQualifier[0] !== HOUR_CELL_QUALIFIER_BYTE) throw new RangeError('a summary cell belongs to a suffixed hour cell');
-  const q = new Uint8Array(SUMMARY_CELL_BYTES);
-  q.set(hourQualifier);
-  q[0] = SUMMARY_CELL_QUALIFIER_BYTE;
-  const v = new DataView(q.buffer);
-  v.setUint32(9, sm.count);
-  v.setUint32(13, sm.count - sm.nonNaN);
-  v.setFloat64(17, sm.sum);
-  return q;
-}
-
-/**
- * The summary a summary cell's qualifier states, or undefined when it states none that
- * could be (no point, or more NaNs than points): such a cell answers nothing.
- */
-export function summaryOfCellQualifier(q: Uint8Array): SummaryOfCell | undefined {
-  if (!isSummaryCellQualifier(q)) return undefined;
-  const v = new DataView(q.buffer, q.byteOffset, q.byteLength);
-  const count = v.getUint32(9);
-  const nan = v.getUint32(13);
-  if (count === 0 || nan > count) return undefined;
-  return { count, nonNaN: count - nan, sum: v.getFloat64(17) };
-}
-
 /** True when `ts` is in ms by OpenTSDB's rule (ts > 2^32 - 1). */
 export function isMsTimestamp(ts: number): boolean {
   return ts > MAX_SECOND_TIMESTAMP;

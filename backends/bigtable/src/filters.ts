@@ -6,17 +6,14 @@
  *     chain(rowKeyRegex per keyRegex / fuzzyKey / prefix filter,
  *           interleave(per selected family:
  *             chain(family ^name$, timestamps >= now - ttl, cellsPerColumn(family max),
- *                   columnRange per qualifierRange, timestamp range, cellsPerColumn(read max),
- *                   [stripValues: stripValue for the whole family, else
- *                    interleave(chain(columnRange span, stripValue),
- *                               columnRange before it, columnRange after it)])))
+ *                   columnRange per qualifierRange, timestamp range, cellsPerColumn(read max))))
  *
  * The order inside a family branch is the Store's read rule (core/memory/memory-store.ts):
  * live versions, truncated to the family's maxVersions, then the read's time range and cell
  * filters, then the first `maxVersions` of what is left. Expired versions are the oldest,
  * so TTL and truncation commute.
  */
-import type { QualifierSpan, RowFilter, TableSpec, TimeRange } from '../../../core/api/store.js';
+import type { RowFilter, TableSpec, TimeRange } from '../../../core/api/store.js';
 import { effectiveTtlMs, TIME_RANGE_END_MAX } from '../../../core/api/validate.js';
 import type { IRowFilter } from './client.js';
 import { patternBytes, re2OfFuzzyRules, re2OfKeyRegex, re2OfPrefix } from './regex.js';
@@ -27,7 +24,6 @@ export interface ReadFilterInput {
   readonly families?: readonly string[] | undefined;
   readonly timeRange?: TimeRange | undefined;
   readonly maxVersions: number;
-  readonly stripValues?: QualifierSpan | undefined;
 }
 
 interface QualifierRange {
@@ -67,10 +63,7 @@ export function readFilter(spec: TableSpec, input: ReadFilterInput, now: number)
       if (!selected.has(fam.name)) continue;
       const ranges = parts.qualifierRanges.filter((r) => r.family === undefined || r.family === fam.name);
       if (parts.qualifierRanges.some((r) => r.family !== undefined && r.family !== fam.name)) continue;
-      const branch = familyBranch(fam.name, fam.maxVersions ?? 1, effectiveTtlMs(spec, fam), ranges, parts, input.maxVersions, now);
-      const strip = input.stripValues;
-      if (strip !== undefined && strip.family === fam.name) branch.chain!.filters!.push(stripping(fam.name, strip));
-      branches.push(branch);
+      branches.push(familyBranch(fam.name, fam.maxVersions ?? 1, effectiveTtlMs(spec, fam), ranges, parts, input.maxVersions, now));
     }
   }
   if (branches.length === 0) return BLOCK_ALL;
@@ -78,26 +71,10 @@ export function readFilter(spec: TableSpec, input: ReadFilterInput, now: number)
   return chain.length === 1 ? chain[0]! : { chain: { filters: chain } };
 }
 
-/**
- * The last filter of a family's branch under ReadOptionsBase.stripValues: the span's cells
- * with their values stripped, interleaved with the cells before and after it as they are.
- */
-function stripping(family: string, span: QualifierSpan): IRowFilter {
-  // The whole family (the branch's cells are all of it): one transformer, nothing to copy.
-  if (span.start.length === 0 && span.end === undefined) return { stripValueTransformer: true };
-  const filters: IRowFilter[] = [{ chain: { filters: [
-    { columnRangeFilter: { familyName: family, startQualifierClosed: Buffer.from(span.start), ...(span.end === undefined ? {} : { endQualifierOpen: Buffer.from(span.end) }) } },
-    { stripValueTransformer: true },
-  ] } }];
-  if (span.start.length > 0) filters.push({ columnRangeFilter: { familyName: family, endQualifierOpen: Buffer.from(span.start) } });
-  if (span.end !== undefined) filters.push({ columnRangeFilter: { familyName: family, startQualifierClosed: Buffer.from(span.end) } });
-  return filters.length === 1 ? filters[0]! : { interleave: { filters } };
-}
-
 function familyBranch(
   name: string, familyMax: number, ttl: number | undefined, ranges: readonly QualifierRange[],
   parts: Parts, maxVersions: number, now: number,
-): IRowFilter & { chain: { filters: IRowFilter[] } } {
+): IRowFilter {
   const f: IRowFilter[] = [{ familyNameRegexFilter: familyPattern(name) }];
   const ttlFloor = ttlFloorMs(ttl, now);
   if (ttlFloor > 0) f.push({ timestampRangeFilter: { startTimestampMicros: microsOf(ttlFloor) } });

@@ -3,10 +3,9 @@ import { Random } from '../../../core/util/random.js';
 import { toHex } from '../../../core/api/bytes.js';
 import { HourCompactor, compactionOf, needsCompaction } from '../../../tsdb/compact/hour-compactor.js';
 import { baseTimeOfKey } from '../../../tsdb/schema/row-key.js';
-import { isHourCellQualifier, isSummaryCellQualifier, summaryCellQualifier } from '../../../tsdb/schema/qualifier.js';
-import { hourBlockSummary } from '../../../tsdb/codec/hour-codec.js';
+import { isHourCellQualifier } from '../../../tsdb/schema/qualifier.js';
 import { DATA_FAMILY } from '../../../tsdb/tables.js';
-import type { Cell, Store, Table } from '../../../core/api/store.js';
+import type { Store, Table } from '../../../core/api/store.js';
 import { readSeries } from '../../../tsdb/query/series-reader.js';
 import { Tsdb } from '../../../tsdb/tsdb.js';
 import type { IncomingPoint } from '../../../tsdb/write/data-point.js';
@@ -17,17 +16,8 @@ const HOUR_MS = 3_600_000;
 
 async function cellsPerRow(tsdb: Tsdb): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
-  // A compressed cell's qualifier as `0c…` (its suffix is random), its summary cell's as
-  // `0d…` when the row holds that hour cell (same suffix, same timestamp) and it states
-  // that cell's summary (and has no value).
-  const name = (c: Cell, cells: readonly Cell[]): string => {
-    if (isHourCellQualifier(c.qualifier)) return '0c…';
-    if (!isSummaryCellQualifier(c.qualifier)) return toHex(c.qualifier);
-    const h = cells.find((x) => isHourCellQualifier(x.qualifier) && toHex(x.qualifier.subarray(1)) === toHex(c.qualifier.subarray(1, 9)) && x.timestamp === c.timestamp);
-    const sm = h === undefined ? undefined : hourBlockSummary(h.value);
-    return sm !== undefined && c.value.length === 0 && toHex(summaryCellQualifier(h!.qualifier, sm)) === toHex(c.qualifier) ? '0d…' : `orphan ${toHex(c.qualifier)}`;
-  };
-  for await (const rows of tsdb.data.scan({})) for (const r of rows) out.set(toHex(r.key), r.cells.map((c) => name(c, r.cells)));
+  // A compressed cell's qualifier as `0c…` (its suffix is random).
+  for await (const rows of tsdb.data.scan({})) for (const r of rows) out.set(toHex(r.key), r.cells.map((c) => (isHourCellQualifier(c.qualifier) ? '0c…' : toHex(c.qualifier))));
   return out;
 }
 
@@ -66,8 +56,7 @@ describe('HourCompactor', () => {
     expect([...(await cellsPerRow(tsdb)).values()][0]!.map((q) => q.length / 2)).toEqual([720]);
     clock.now = T0 * 1000 + HOUR_MS + tsdb.config.compactGraceMs + tsdb.config.compactIdleMs;
     await tsdb.compactor.runOnce();
-    // 360 points: the cell has a summary, and its summary cell sits beside it.
-    expect([...(await cellsPerRow(tsdb)).values()]).toEqual([['0c…', '0d…']]);
+    expect([...(await cellsPerRow(tsdb)).values()]).toEqual([['0c…']]);
     expect(await readSeries(tsdb, 'cpu', { host: 'a' }, (T0 - 86400) * 1000, (T0 + 86400) * 1000)).toEqual(before);
     expect(tsdb.compactor.stats()).toMatchObject({ rowsCompacted: 1, pointsCompacted: 360, pendingRows: 0 });
   });
@@ -87,21 +76,6 @@ describe('HourCompactor', () => {
     await tsdb.compactor.runOnce();
     expect([...(await cellsPerRow(tsdb)).values()]).toEqual([['0c…']]);
     expect((await readSeries(tsdb, 'm', { host: 'a' }, (T0 - 86400) * 1000, (T0 + 86400) * 1000)).map((p) => [p.ts / 1000 - T0, p.value, p.isInt])).toEqual([[1, 1, true], [2, 20.5, false], [3, 3, true]]);
-  });
-
-  it('a late point compacted into an hour with a summary cell leaves one hour cell and its one summary cell', async () => {
-    const { tsdb, clock } = await openFixture({ compactGraceMs: 0, compactIdleMs: 5000 }, T0 * 1000 + 2 * HOUR_MS);
-    await tsdb.ingest.write(Array.from({ length: 200 }, (_, i) => pt('m', T0 + i * 10, i)));
-    clock.now += 5000;
-    await tsdb.compactor.runOnce();
-    expect([...(await cellsPerRow(tsdb)).values()]).toEqual([['0c…', '0d…']]);
-    await tsdb.ingest.write([pt('m', T0 + 5, 0.5)]);
-    expect([...(await cellsPerRow(tsdb)).values()]).toEqual([['005b', '0c…', '0d…']]); // 0.5 at 5 s: a float
-    clock.now += 5000;
-    await tsdb.compactor.runOnce();
-    // The old summary cell went with its hour cell; the new one describes the new cell.
-    expect([...(await cellsPerRow(tsdb)).values()]).toEqual([['0c…', '0d…']]);
-    expect((await readSeries(tsdb, 'm', { host: 'a' }, (T0 - 86400) * 1000, (T0 + 86400) * 1000)).length).toBe(201);
   });
 
   it('sweeps rows it was never told about (written before a restart)', async () => {

@@ -10,15 +10,13 @@ import { hexExample, readFormatDoc } from '../../helpers/format-doc.js';
 import { buildCompactedColumn, parseDataCell, splitDataCell } from '../../../tsdb/schema/compacted.js';
 import type { PointSink } from '../../../tsdb/schema/compacted.js';
 import {
-  HOUR_CELL_QUALIFIER, flagsOfQualifier, hourCellQualifier, isSummaryCellQualifier, offsetMsOfQualifier, pointQualifierLength, qualifierFor,
-  summaryCellQualifier, summaryOfCellQualifier,
+  HOUR_CELL_QUALIFIER, flagsOfQualifier, hourCellQualifier, offsetMsOfQualifier, pointQualifierLength, qualifierFor,
 } from '../../../tsdb/schema/qualifier.js';
 import { decodeRowKey, encodeRowKey, tsuidOfKey, tsuidToHex } from '../../../tsdb/schema/row-key.js';
 import { bucketOfHash, javaHashBytes, saltBucket, saltSplitKeys } from '../../../tsdb/schema/salt.js';
 import { decodeValue, encodeValue, parseValueString, valueLengthOfFlags } from '../../../tsdb/schema/value.js';
 import { DEFAULT_WIDTHS } from '../../../tsdb/schema/widths.js';
-import { decodeHourBlock, encodeHourBlock, hourBlockSummary } from '../../../tsdb/codec/hour-codec.js';
-import { newPointBlock } from '../../../tsdb/codec/point-block.js';
+import { decodeHourBlock } from '../../../tsdb/codec/hour-codec.js';
 import type { PointBlock } from '../../../tsdb/codec/point-block.js';
 import { compressRow } from '../../../tsdb/compact/hour-transform.js';
 import { mergeRowCells } from '../../../tsdb/query/row-merge.js';
@@ -178,25 +176,6 @@ describe('tsdb/SCHEMA.md examples', () => {
     // The fold the transform writes: suffix 57 (the tag), timestamp 2000, value C.
     const folded = compressRow(cells, 57)!;
     expect(folded.map((c) => [toHex(c.qualifier), c.timestamp, toHex(c.value)])).toEqual([[toHex(qb!), 2000, toHex(vc!)]]);
-  });
-
-  it('Summary cells: the qualifiers name one suffix, and the summary of the hour of "Hour summary"', () => {
-    const [bytes] = hexBlocks('Summary cells');
-    const hourQ = bytes!.subarray(0, 9);
-    const summaryQ = bytes!.subarray(9);
-    expect(toHex(hourQ)).toBe(toHex(hourCellQualifier(42)));
-    expect(isSummaryCellQualifier(summaryQ)).toBe(true);
-    expect(summaryOfCellQualifier(summaryQ)).toEqual({ count: 128, nonNaN: 128, sum: 32 });
-    // The compactor's cell for that hour, and the qualifier it gives its summary cell.
-    const block = newPointBlock(128);
-    for (let i = 0; i < 128; i++) {
-      block.offsetsMs[i] = i * 10_000;
-      block.values[i] = 0.25;
-    }
-    block.count = 128;
-    const sm = hourBlockSummary(encodeHourBlock(block))!;
-    expect(toHex(summaryCellQualifier(hourQ, sm))).toBe(toHex(summaryQ));
-    expect(section('Summary cells').join('\n')).toContain('0d <u64 suffix> <u32 count> <u32 nan> <f64 sum>');
   });
 
   it('TSUID: the row key without salt and base time, upper-case as text', () => {
