@@ -158,10 +158,20 @@ async function logWalReplay(store: Store, log: ((msg: string) => void) | undefin
   log(`store: WAL replay at open: ${r.records} records, ${r.entries} cells, ${r.bytes} bytes in ${r.files} log files, ${r.ms} ms`);
 }
 
-/** The memory guard's figures for /api/stats. */
+/**
+ * The memory guard's figures for /api/stats, and where the process' memory is: its RSS
+ * (every thread: the job and decode workers too), and the server thread's V8 heap
+ * (committed), external memory and the array buffers within it (socket reads, encoded
+ * batches; memstore slabs are not among them: memstore-slab.ts).
+ */
 function memoryStats(m: MemoryGuard): Record<string, number> {
   const s = m.stats();
+  const u = process.memoryUsage();
   return {
+    'horae.memory.rss_bytes': u.rss,
+    'horae.memory.heap_total_bytes': u.heapTotal,
+    'horae.memory.external_bytes': u.external,
+    'horae.memory.array_buffers_bytes': u.arrayBuffers,
     'horae.memory.budget_bytes': s.budgetBytes,
     'horae.memory.heap_limit_bytes': s.heapLimitBytes,
     'horae.memory.heap_used_bytes': s.heapUsedBytes,

@@ -119,7 +119,13 @@ describe('memory budget (horae serve on a heap-limited thread)', () => {
     expect(statuses.every((x) => x === 200 || x === 413 || x === 503)).toBe(true);
     expect(statuses).toContain(200);
     expect(await alive(s.port)).toBe(true);
-    expect((await stats(s.port))['horae.memory.heap_used_bytes']).toBeLessThan(48 * MiB);
+    const st = await stats(s.port);
+    expect(st['horae.memory.heap_used_bytes']).toBeLessThan(48 * MiB);
+    // Where the memory is: the process' RSS holds the server's heap, its external memory the array buffers.
+    expect(st['horae.memory.heap_total_bytes']).toBeGreaterThanOrEqual(st['horae.memory.heap_used_bytes']!);
+    expect(st['horae.memory.rss_bytes']).toBeGreaterThan(st['horae.memory.heap_total_bytes']! + st['horae.memory.array_buffers_bytes']!);
+    expect(st['horae.memory.external_bytes']).toBeGreaterThanOrEqual(st['horae.memory.array_buffers_bytes']!);
+    expect(st['horae.memory.array_buffers_bytes']).toBeGreaterThan(0);
     s.proc.kill('SIGTERM');
     expect(await s.exited).toBe(0);
   }, 120_000);
