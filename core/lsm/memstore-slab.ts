@@ -90,14 +90,31 @@ export class SlabArena {
   }
 
   private push(bytes: number): number {
-    // Shared memory: a flush hands the slabs to the job worker as they are (no copy).
-    const buf = new SharedArrayBuffer(bytes);
-    this.slabs.push(new Uint8Array(buf));
-    this.views.push(new DataView(buf));
+    const buf = slabBuffer(bytes);
+    this.slabs.push(new Uint8Array(buf, 0, bytes));
+    this.views.push(new DataView(buf, 0, bytes));
     this.allocatedBytes += bytes;
     return this.slabs.length - 1;
   }
 }
+
+/**
+ * A slab's memory: shared (a flush hands the slabs to the job worker as they are, no copy),
+ * and growable (a maximum length given), which makes V8 map it from the OS (mmap) instead
+ * of taking it from the array-buffer allocator, glibc's malloc, whose per-thread arenas
+ * keep freed memory resident: a flushed memstore's slabs stayed in holes of the writing
+ * thread's arena (bench/results/TRIED.md, "Memory at rest"). Mapped memory goes back to
+ * the OS when the slab is collected: after a 1 M-point telnet load left alone 50 s, the
+ * server's RSS was 173 MiB against 198 and 198 with plain slabs. The views are fixed-length
+ * (`new Uint8Array(buf, 0, n)`): a view that tracks a growable buffer's length would take
+ * V8's slower resizable-buffer paths.
+ */
+export function slabBuffer(bytes: number): SharedArrayBuffer {
+  return new (SharedArrayBuffer as GrowableSharedArrayBufferConstructor)(bytes, { maxByteLength: bytes });
+}
+
+/** ES2024's growable SharedArrayBuffer constructor (Node 20 has it; lib ES2022 does not type it). */
+type GrowableSharedArrayBufferConstructor = new (bytes: number, options: { maxByteLength: number }) => SharedArrayBuffer;
 
 /**
  * A sorted run of at most LEAF_MAX entries. Per entry i: `loc[4i..4i+3]` = slab index, key

@@ -268,6 +268,22 @@ describe('Memstore slabs', () => {
     expect(Math.max(...sizes)).toBe(8192);
   });
 
+  it('slab memory is mapped, not taken from the array-buffer allocator (malloc), and shared with fixed-length views', () => {
+    // 64 MiB of slabs: malloc'd array buffers would count in arrayBuffers (and stay in the
+    // thread's malloc arena once freed); mapped ones do not.
+    const before = process.memoryUsage().arrayBuffers;
+    const m = new Memstore(0, { slabMinBytes: 1 << 20, slabMaxBytes: 1 << 20 });
+    const value = new Uint8Array(1000);
+    for (let i = 0; i < 64 * 1024; i++) {
+      m.add(encodeInternalKey(new Uint8Array([i >>> 16, (i >>> 8) & 0xff, i & 0xff]), 'f', new Uint8Array(0), 1, i + 1, KeyKind.Put), value, i + 1, 1, false);
+    }
+    expect(m.arena.allocatedBytes).toBeGreaterThanOrEqual(64 << 20);
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(8 << 20);
+    const slab = m.arena.slabs[0]!;
+    expect(slab.buffer).toBeInstanceOf(SharedArrayBuffer);
+    expect([slab.byteOffset, slab.length, m.arena.views[0]!.byteLength]).toEqual([0, 1 << 20, 1 << 20]);
+  });
+
   it('copies what it is given: the caller may reuse its buffers', () => {
     const m = new Memstore(0);
     const key = encodeInternalKey(new Uint8Array([7]), 'f', new Uint8Array(0), 5, 1, KeyKind.Put);
