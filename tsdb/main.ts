@@ -14,7 +14,7 @@ import { loadTokenAuth } from './cli/auth-file.js';
 import { openRemoteStore } from './cli/open-store.js';
 import { processIo, runCli } from './cli/run-cli.js';
 import { startServer } from './server/server.js';
-import { checkBeforeOpen } from './server/store-check.js';
+import { checkBeforeOpen, walProblems } from './server/store-check.js';
 import { DEFAULT_TSDB_CONFIG } from './config.js';
 import { applyMemoryBudget } from './memory/budget.js';
 import { onStopSignal } from './cli/heap-limit.js';
@@ -36,7 +36,8 @@ async function main(): Promise<void> {
     (w) => process.stderr.write(`warning: ${w}\n`));
   const dataDir = resolve(s.dataDir);
   const log = (msg: string): void => void process.stderr.write(`horae: ${msg}\n`);
-  // Damaged MANIFEST or WAL files are reported (a MANIFEST stops the start) before the store opens.
+  // A damaged MANIFEST stops the start before the store opens; damaged WAL records are
+  // named by the store's recovery as it opens (server/store-check.ts).
   const before = s.storeUrl !== undefined ? { problems: [], fatal: undefined } : await checkBeforeOpen(dataDir);
   if (before.fatal !== undefined) throw new Error(before.fatal);
   // HORAE_TEST_FS (tests only; core/fs/test-fs.ts) swaps in a fault-injecting file system.
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
     config: s.tsdb,
     log,
     ...(auth === undefined ? {} : { auth }),
-    damagedFiles: before.problems,
+    damagedFiles: [...before.problems, ...(await walProblems(store))],
   });
   console.log(`horae ${VERSION} listening on ${server.address}:${server.port} (HTTP and telnet), data in ${s.storeUrl ?? dataDir}`);
   let stopping = false;

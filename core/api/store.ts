@@ -408,6 +408,8 @@ export interface StoreStats {
   readonly rpcs?: Readonly<Record<string, number>>;
   /** Bytes of damaged WAL records skipped at the last open (data acknowledged but lost). */
   readonly recoveryDroppedBytes?: number;
+  /** Where those records were: each damaged WAL record the last open skipped, by file name. */
+  readonly walDamage?: readonly DamagedFile[];
   /**
    * The write-ahead log replayed at open (after a crash: what was not flushed; after a
    * clean stop: nothing): log files and bytes read, records (write batches) read, cells

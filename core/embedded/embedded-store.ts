@@ -146,6 +146,7 @@ class EmbeddedStore implements Store, EmbeddedStoreExtras {
       stalledWriters: c.stalledWriters,
       walBytes: e.walBytes(),
       recoveryDroppedBytes: c.recoveryDroppedBytes,
+      walDamage: c.recoveryDamage,
       walReplay: { ...c.walReplay, ms: Math.round(c.walReplay.ms * 10) / 10 },
       backgroundErrors: c.backgroundErrors,
       ...(c.lastBackgroundError !== undefined ? { lastBackgroundError: c.lastBackgroundError } : {}),

@@ -4,6 +4,7 @@
  * Each part of the engine writes its own counters here (named beside each field); readers
  * (stats, tests) hold the object itself, which never changes identity.
  */
+import type { DamagedFile } from '../api/store.js';
 import type { ReaderPool } from './reader-pool.js';
 
 export interface EngineCounters {
@@ -28,6 +29,8 @@ export interface EngineCounters {
   noSpaceRecoveries: number;
   /** Recovery (engine.ts, wal-manager.ts): bytes of damaged WAL records dropped. */
   recoveryDroppedBytes: number;
+  /** The damaged WAL records dropped at open: file name, offset, what failed (once each). */
+  recoveryDamage: DamagedFile[];
   /** Bytes of a torn record at the end of the newest WAL file at open (a crash mid-append). */
   recoveryTornTailBytes: number;
   /** The WAL replay of the last open: files, bytes and records read, entries applied, ms it took. */
@@ -42,7 +45,7 @@ export class Background {
     flushesDone: 0, compactionsDone: 0, majorCompactionsDone: 0, splitsDone: 0, sharedFlushInstalls: 0,
     flushesInProgress: 0, compactionsInProgress: 0, deletedFilesDropped: 0, expiredFilesDropped: 0, transformMigrations: 0,
     stalledWriters: 0, noSpaceRecoveries: 0,
-    recoveryDroppedBytes: 0, recoveryTornTailBytes: 0, walReplay: { files: 0, bytes: 0, records: 0, entries: 0, ms: 0 },
+    recoveryDroppedBytes: 0, recoveryDamage: [], recoveryTornTailBytes: 0, walReplay: { files: 0, bytes: 0, records: 0, entries: 0, ms: 0 },
     backgroundErrors: 0, lastBackgroundError: undefined,
   };
   private readonly running = new Set<Promise<unknown>>();

@@ -72,6 +72,9 @@ export class WalManager {
       const res = await readWal(fs, path, {
         onCorruption: (info) => {
           counters.recoveryDroppedBytes += info.bytes;
+          // The words `horae fsck` prints for the same record (core/tools/verify.ts).
+          const file = walName(n);
+          counters.recoveryDamage.push({ file, offset: info.offset, message: `wal ${file}: offset ${info.offset}: ${info.reason} (${info.bytes} bytes dropped)` });
           if (opts.paranoidChecks) {
             throw new StoreError('STORE_CORRUPTION', `wal ${info.path}: offset ${info.offset}: ${info.reason} (${info.bytes} bytes dropped)`);
           }

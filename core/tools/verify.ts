@@ -6,7 +6,8 @@
  *   WAL       every record's checksum (recovery drops damaged records; this says where)
  *   SST       footer, index, every data block's checksum, key order, entry count
  *
- * The server runs it for the MANIFEST and WAL before the store opens (never for the SSTs:
+ * The server runs it for the MANIFEST before the store opens (never for the WAL, which
+ * recovery reads and reports, StoreStats.walDamage, in these words; never for the SSTs:
  * a start reads no data file; reads verify the blocks they read, lsm/damage-log.ts);
  * `horae fsck` runs all of it. Both print the same
  * problems, so an operator sees one file name and offset everywhere. Files that vanish

@@ -9,7 +9,8 @@
  *    /api/status says `partial` and lists it, /api/stats counts it; `horae fsck` prints
  *    the same file and offset and exits 1;
  *  - one byte of the WAL flipped (a store closed without flushing): the WAL file and
- *    offset are reported before the store opens, the data in SSTs is served, fsck agrees;
+ *    offset are named by recovery as the store opens (nothing reads the WAL before), the
+ *    data in SSTs is served, fsck agrees;
  *  - one byte of the MANIFEST flipped: `horae serve` (a real process) refuses to start
  *    with a message naming the MANIFEST and offset, and fsck reports the same.
  */
@@ -26,7 +27,7 @@ import type { EmbeddedOptions } from '../../core/index.js';
 import { runCli } from '../../tsdb/cli/run-cli.js';
 import { startServer } from '../../tsdb/server/server.js';
 import type { RunningServer } from '../../tsdb/server/server.js';
-import { checkBeforeOpen } from '../../tsdb/server/store-check.js';
+import { checkBeforeOpen, walProblems } from '../../tsdb/server/store-check.js';
 
 const NOW = Date.UTC(2026, 0, 2);
 const TS = NOW / 1000 - 6 * 3600;
@@ -44,7 +45,7 @@ async function start(dir: string, extra: Partial<EmbeddedOptions> = {}): Promise
   const store = await openEmbeddedStore({ dir, ...STORE_OPTS, ...extra });
   const srv = await startServer({
     store, port: 0, bind: '127.0.0.1', config: { compactHours: false }, now: () => NOW,
-    log: (m) => logs.push(m), damagedFiles: before.problems,
+    log: (m) => logs.push(m), damagedFiles: [...before.problems, ...(await walProblems(store))],
   });
   return { srv, logs };
 }
@@ -144,7 +145,7 @@ describe('corruption at rest', () => {
     expect(f.out, f.out).toContain(`ERROR store.damaged_file: ${line(logs)}`);
   }, 60_000);
 
-  it('a flipped byte in the WAL: reported before the store opens, the SST data served, fsck agrees', async () => {
+  it('a flipped byte in the WAL: named by recovery as the store opens (the WAL read once), the SST data served, fsck agrees', async () => {
     const d = join(root, 'wal');
     cpSync(dir, d, { recursive: true });
     // More points, left in the WAL only: the store closes without flushing.
@@ -159,6 +160,8 @@ describe('corruption at rest', () => {
     const forFsck = join(root, 'wal-fsck');
     cpSync(d, forFsck, { recursive: true });
 
+    // Nothing reads the WAL before the store opens: recovery reads it, once, and names the damage.
+    expect((await checkBeforeOpen(d)).problems).toEqual([]);
     const { srv: again, logs } = await start(d);
     try {
       const line = logs.find((l) => l.startsWith(`store: damaged file ${wal} at offset `));

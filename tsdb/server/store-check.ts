@@ -4,11 +4,14 @@
  * /api/status (status `partial` plus the list) and in /api/stats
  * (horae.store.damaged_files); `horae fsck` reports the same lines.
  *
- *  - Before the store opens (tsdb/main.ts): the MANIFEST and the WAL files. A damaged
- *    MANIFEST stops the start: without the list of live files the store cannot tell
- *    what it holds, and guessing could serve deleted data or lose live data (LevelDB and
- *    RocksDB refuse too). WAL damage is reported; recovery keeps the records before it
- *    and counts what it dropped.
+ *  - Before the store opens (tsdb/main.ts): the MANIFEST. A damaged MANIFEST stops the
+ *    start: without the list of live files the store cannot tell what it holds, and
+ *    guessing could serve deleted data or lose live data (LevelDB and RocksDB refuse too).
+ *  - As the store opens: the WAL, read once, by recovery (not once more before it: after a
+ *    kill -9 that is the largest read of a start, up to the whole log). Recovery keeps the
+ *    records before a damaged one, counts what it dropped and names each damaged record
+ *    (StoreStats.walDamage, in `horae fsck`'s words), which the server reports before it
+ *    listens (`walProblems`).
  *  - Once the server listens: nothing reads the SSTs as a whole (a start costs no read of
  *    the dataset). Every read verifies the checksum of each block it reads; a read or a
  *    compaction that meets damage fails with STORE_CORRUPTION naming the file and offset
@@ -62,10 +65,16 @@ export class StoreHealth {
  * (a damaged MANIFEST), with the message to print.
  */
 export async function checkBeforeOpen(dir: string): Promise<{ problems: readonly StoreFileProblem[]; fatal: string | undefined }> {
-  const { problems } = await verifyStoreFiles(dir, { kinds: ['manifest', 'wal'] });
+  const { problems } = await verifyStoreFiles(dir, { kinds: ['manifest'] });
   const manifest = problems.find((p) => p.kind === 'manifest');
   const fatal = manifest === undefined ? undefined
     : `refusing to open the store: its MANIFEST is damaged (${formatStoreFileProblem(manifest)}). ` +
       'The files are left untouched; run `horae fsck` for every damaged file and restore the data directory from a backup.';
   return { problems, fatal };
+}
+
+/** The damaged WAL records the store's recovery skipped at open (StoreStats.walDamage). */
+export async function walProblems(store: Store): Promise<StoreFileProblem[]> {
+  const damage = (await store.stats()).walDamage ?? [];
+  return damage.map((d) => ({ ...d, kind: 'wal' as const }));
 }
