@@ -16,8 +16,8 @@
  *    every request and decoding every response again after the phase; the emulator's CPU
  *    (/proc/PID/stat); and RPC counts and bytes.
  *
- * With `--servers 1,2,3 [--record]`: N server processes on one emulator table instead, RPCs
- * per point and per new series (bench/bigtable-servers.ts).
+ * With `--servers 1,2,3 [--record]`: N server processes on one emulator table instead: ingest
+ * points/s, RPCs per point and per new series, q1–q4 through each server (bench/bigtable-servers.ts).
  *
  * The emulator is one in-memory Go process with a global lock on this same machine: the
  * figures say what this client stack costs and how the emulator behaves, NOT what Cloud
@@ -239,7 +239,7 @@ async function main(): Promise<void> {
   process.env.METADATA_SERVER_DETECTION = 'none';
   const o = devopsOptions({ hosts: Number(args.hosts), hours: Number(args.hours) });
   if (args.servers !== undefined) {
-    await benchServers(o, args.servers.split(',').map(Number), args.emulator, args.record);
+    await benchServers(o, args.servers.split(',').map(Number), args.emulator, args.record, Number(args.runs));
     return;
   }
   const runs = Number(args.runs);
