@@ -6,13 +6,17 @@
  * table dropped is never handed out again (a hit on it is a miss), so a series written
  * after a drop gets a new entry, resolved from its names again.
  *
- * Bounded in bytes (`maxBytes`, the catalog's share: half for the entries, a quarter for
- * the texts, a quarter for the byte caches of all protocols together; an entry costs
- * SERIES_ENTRY_BYTES beside its template and TSUID key, memory/catalog-memory.ts), in two
- * generations: an entry used since the last generation change is kept; the others are
- * dropped when the young generation holds half the entries' bound (as TwoGenCache, with use
- * marked on the entry: a hit costs one compare, no map lookup). clear() drops every entry
- * (dropCaches, a rename).
+ * Bounded in bytes (`maxBytes`, the catalog's share: 1/2 for the entries, 7/16 for the
+ * byte caches of all protocols together, which keep two generations and so hold between
+ * half and all of theirs, 1/16 for the texts, which only points no byte cache can scan
+ * use; an entry costs SERIES_ENTRY_BYTES beside its template and TSUID key,
+ * memory/catalog-memory.ts). Entries come in two generations: those used since the last
+ * generation change (young) and the others (old); an entry used moves to young (marked on
+ * the entry: a hit costs one compare, no map lookup). Past the bound, old entries go,
+ * oldest first, until an eighth of the bound is free; once none is left, young becomes
+ * old. So a working set up to the whole bound stays (series written round-robin, as a
+ * fleet writes them, drop nothing), and what goes is what was used least lately. clear()
+ * drops every entry (dropCaches, a rename).
  *
  * An entry is per-series scratch of the writer too (write-group.ts): a write group tells
  * series apart by entry, so two entries of one series in one group would write one row
@@ -42,17 +46,17 @@ export class SeriesEntries<E extends CatalogSeries> {
   private youngBytes = 0;
   private oldBytes = 0;
   private gen = 0;
-  /** Half the entries' bound: the young generation's. */
-  private readonly half: number;
+  /** The entries' bound. */
+  private readonly bound: number;
   /** The byte caches' bound, all protocols together. */
   private readonly byteCacheBytes: number;
   private readonly texts: TwoGenCache<string, E>;
   private readonly byProtocol = new Map<string, SeriesByteCache<E>>();
 
   constructor(maxBytes: number) {
-    this.half = Math.max(1, Math.floor(maxBytes / 4));
-    this.byteCacheBytes = maxBytes / 4;
-    this.texts = new TwoGenCache(maxBytes / 4, (text) => TEXT_ENTRY_BYTES + text.length);
+    this.bound = Math.max(1, Math.floor(maxBytes / 2));
+    this.byteCacheBytes = (maxBytes * 7) / 16;
+    this.texts = new TwoGenCache(maxBytes / 16, (text) => TEXT_ENTRY_BYTES + text.length);
   }
 
   /** Bytes held: entries, texts and byte caches (by the estimates of memory/catalog-memory.ts). */
@@ -161,8 +165,15 @@ export class SeriesEntries<E extends CatalogSeries> {
   }
 
   private rotateIfFull(): void {
-    if (this.youngBytes < this.half) return;
-    for (const e of this.old.values()) e.alive = false;
+    if (this.youngBytes + this.oldBytes < this.bound) return;
+    const keep = this.bound - this.bound / 8;
+    for (const [key, e] of this.old) {
+      if (this.youngBytes + this.oldBytes <= keep) return;
+      e.alive = false;
+      this.old.delete(key);
+      this.oldBytes -= entryBytes(e);
+    }
+    // Every entry left was used in this generation: they become the old one.
     this.old = this.young;
     this.oldBytes = this.youngBytes;
     this.young = new Map();

@@ -8,13 +8,13 @@
  * whatever the names' lengths; columnar structures count their arrays.
  *
  *   structure                         share   per entry (beside key bytes)
- *   series entries, texts, byte keys  3/8     SERIES_ENTRY_BYTES, TEXT_ENTRY_BYTES, BYTE_SLOT_BYTES
+ *   series entries, texts, byte keys  1/2     SERIES_ENTRY_BYTES, TEXT_ENTRY_BYTES, BYTE_SLOT_BYTES
  *   UID caches (3 kinds × 2 ways)     1/8     UID_ENTRY_BYTES
  *   series index copy                 1/8     its arrays (meta/active-series.ts)
- *   hour compactor's dirty rows       1/8     DIRTY_ROW_BYTES (read-back compactor only)
+ *   hour compactor's dirty rows       1/16    DIRTY_ROW_BYTES (read-back compactor only)
  *   newest-hour hints                 1/16    its arrays (catalog/key-table.ts and a column)
  *   newest points (/api/query/last)   1/16    its arrays (catalog/key-table.ts and columns)
- *   series names                      1/16    NAMES_ENTRY_BYTES + names' lengths
+ *   series names                      1/32    NAMES_ENTRY_BYTES + names' lengths
  *   series plans and counts           1/32    PLAN_BYTES + TSUID_REF_BYTES a matched series;
  *     (with the limiter's per-metric       (an eighth)  METRIC_COUNT_BYTES (limits/series-limiter.ts)
  *     counts)
@@ -26,13 +26,13 @@
 
 /** The share of horae.catalog.memory_bytes each structure is bounded by. */
 export const CATALOG_SHARES = {
-  seriesEntries: 3 / 8,
+  seriesEntries: 1 / 2,
   uidCaches: 1 / 8,
   index: 1 / 8,
-  dirtyRows: 1 / 8,
+  dirtyRows: 1 / 16,
   newestHours: 1 / 16,
   lastValues: 1 / 16,
-  names: 1 / 16,
+  names: 1 / 32,
   plans: 1 / 32,
 } as const;
 

@@ -1,6 +1,6 @@
 /**
  * The catalog's series entries (tsdb/catalog/series-entries.ts): one live entry per series,
- * entries unused for two generations dropped, a dropped entry never handed out by a cache
+ * a round-robin working set up to the bound kept, the least lately used dropped past it, a dropped entry never handed out by a cache
  * again; and a write group holding a dropped entry beside its series' new one writes the
  * row once (write-group.ts mergeSeries).
  */
@@ -20,28 +20,38 @@ const key = (s: string): [Buffer, number, number, number, number] => {
 };
 
 describe('SeriesEntries', () => {
-  it('keeps one live entry per series and drops the ones unused for a generation', () => {
-    // Entries of a 1-byte template and TSUID: the young generation holds a quarter of the bound, 2 entries.
-    const t = new SeriesEntries<SeriesEntry>(8 * (SERIES_ENTRY_BYTES + 2));
-    const a = t.intern(entry(1));
-    expect(t.intern(entry(1))).toBe(a); // a second entry of the series: the live one
-    const b = t.intern(entry(2)); // young {a, b} full: it ages
+  it('keeps one live entry per series, a working set up to the bound, and drops the least lately used past it', () => {
+    // Entries of a 1-byte template and TSUID; the entries' bound (half the share) holds 8.
+    const E = SERIES_ENTRY_BYTES + 2;
+    const t = new SeriesEntries<SeriesEntry>(16 * E);
+    const e = [0, 1, 2, 3, 4, 5, 6].map((n) => t.intern(entry(n)));
+    const [a, b] = e as [SeriesEntry, SeriesEntry];
+    expect(t.intern(entry(0))).toBe(a); // a second entry of the series: the live one
     t.setText('m a', a);
     t.setText('m b', b);
     t.bytes('telnet').set(...key('m b'), b);
-    expect(t.byText('m a')).toBe(a); // used: back to the young generation
-    expect(b.alive).toBe(true);
-    const c = t.intern(entry(3)); // young {a, c} full: it ages, and b, unused since, is dropped
-    expect(b.alive).toBe(false);
-    expect(a.alive && c.alive).toBe(true);
+    // Round-robin over seven series, as a fleet writes them: nothing is dropped.
+    for (let round = 0; round < 6; round++) {
+      expect(t.byText('m a')).toBe(a);
+      expect(t.byText('m b')).toBe(b);
+      for (const x of e.slice(2)) expect(t.get(x.tsuidKey)).toBe(x);
+    }
+    expect(e.every((x) => x.alive)).toBe(true);
+    const h = t.intern(entry(7)); // the bound reached: the eight become the old generation, none dropped
+    expect(e.every((x) => x.alive) && h.alive).toBe(true);
+    expect(t.byText('m b')).toBe(b); // b used: past the bound, the oldest unused one (a) goes
+    expect(a.alive).toBe(false);
+    expect(t.byText('m a')).toBeUndefined();
+    for (const x of e.slice(1)) expect(t.get(x.tsuidKey)).toBe(x);
+    expect(t.size).toBe(7);
+    const a2 = t.intern(entry(0)); // a again: a new entry; h, unused longest, goes
+    expect(a2).not.toBe(a);
+    expect([a2.alive, h.alive]).toEqual([true, false]);
+    expect(t.size).toBe(8 - 1);
+    t.clear();
+    expect([a2.alive, b.alive, t.size]).toEqual([false, false, 0]);
     expect(t.byText('m b')).toBeUndefined();
     expect(t.bytes('telnet').get(...key('m b'))).toBeUndefined();
-    expect(t.bytes('telnet').size).toBe(0);
-    const b2 = t.intern(entry(2));
-    expect(b2).not.toBe(b);
-    t.clear();
-    expect([a.alive, b2.alive, c.alive, t.size]).toEqual([false, false, false, 0]);
-    expect(t.byText('m a')).toBeUndefined();
   });
 });
 

@@ -116,8 +116,8 @@ describe('config file keys', () => {
 
   it('converts the deprecated entry-count keys to catalog bytes, with a warning; the new key wins', () => {
     const old = parseConfigText('horae.write.series_cache_entries = 1000\nhorae.uid.cache_entries = 10\nhorae.query.last_cache_series = 0\n', 'o.conf');
-    // 1000 series × 800 B over the series entries' 3/8 share; the UID count gives less, so the largest wins.
-    expect(old.tsdb.catalogMemoryBytes).toBe(Math.ceil((1000 * 800) / (3 / 8)));
+    // 1000 series × 800 B over the series entries' half share; the UID count gives less, so the largest wins.
+    expect(old.tsdb.catalogMemoryBytes).toBe(Math.ceil((1000 * 800) / (1 / 2)));
     expect(old.tsdb.queryLastCache).toBe(false);
     expect(old.warnings).toHaveLength(3);
     expect(old.warnings[0]).toMatch(/o\.conf:1: horae\.write\.series_cache_entries is deprecated/);
