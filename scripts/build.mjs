@@ -60,6 +60,9 @@ export function isStale(root = ROOT) {
  * process' main thread of `bin/horae.js` (heap-limit.js), the flush/compaction worker and
  * the query decode worker. Each is rebuilt in place as one self-contained file.
  */
+/** esbuild options of both builds (one-to-one and bundled). */
+const ESBUILD_COMMON = { platform: 'node', format: 'esm', target: 'node20', sourcemap: 'linked', logLevel: 'silent', write: true };
+
 const BUNDLED = ['tsdb/main.ts', 'tsdb/cli/heap-limit.ts', 'core/lsm/job-worker.ts', 'tsdb/query/decode-worker.ts'];
 
 /**
@@ -95,12 +98,7 @@ async function bundle(esbuild, root, entry) {
     // CommonJS dependencies (fastify's) call require(): give the bundle one.
     banner: { js: "import { createRequire as __horaeCreateRequire } from 'node:module'; const require = __horaeCreateRequire(import.meta.url);" },
     plugins: [ownUrl],
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    sourcemap: 'linked',
-    logLevel: 'silent',
-    write: true,
+    ...ESBUILD_COMMON,
   });
   if (result.errors.length > 0) throw new Error(result.errors.map((e) => e.text).join('\n'));
 }
@@ -122,12 +120,7 @@ export async function build(root = ROOT) {
     outdir: out,
     outbase: root,
     bundle: false,
-    platform: 'node',
-    format: 'esm',
-    target: 'node20',
-    sourcemap: 'linked',
-    logLevel: 'silent',
-    write: true,
+    ...ESBUILD_COMMON,
   });
   if (result.errors.length > 0) throw new Error(result.errors.map((e) => e.text).join('\n'));
   const keep = new Set(sources.flatMap((s) => {

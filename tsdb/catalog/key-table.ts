@@ -41,6 +41,8 @@ export class KeyTable {
   /** The first free number below hi, chained through starts; -1: none. */
   private freeHead = -1;
   private live = 0;
+  /** Where removeEighth goes on from. */
+  private hand = 0;
   /** Told of the new capacity after the number columns grew (the owner grows its own). */
   private readonly onGrow: (capacity: number) => void;
   /** Applied to every hash (tests narrow it to force collisions). */
@@ -145,6 +147,25 @@ export class KeyTable {
     this.live--;
   }
 
+  /**
+   * Removes an eighth of the keys (at least one): the next live numbers after the last one
+   * this removed, a hand going round the numbers (roughly the oldest-inserted first), each
+   * after `onRemove(n)` (the owner clears its columns' row n). The owners' bound eviction.
+   */
+  removeEighth(onRemove: (n: number) => void): void {
+    let goal = Math.max(1, Math.ceil(this.live / 8));
+    const hi = this.hi;
+    const from = this.hand;
+    for (let i = 0; goal > 0 && i < hi; i++) {
+      const n = (from + i) % hi;
+      if (!this.has(n)) continue;
+      onRemove(n);
+      this.remove(n);
+      goal--;
+      this.hand = n + 1;
+    }
+  }
+
   /** The key of number n (a view of the arena: valid until the next add or remove). */
   keyOf(n: number): Uint8Array {
     return this.arena.subarray(this.starts[n]!, this.starts[n]! + this.lens[n]!);
@@ -185,6 +206,7 @@ export class KeyTable {
     this.hi = 0;
     this.freeHead = -1;
     this.live = 0;
+    this.hand = 0;
     this.onGrow(MIN_NUMBERS);
   }
 

@@ -111,7 +111,6 @@ export class LastValues {
   private hits = 0;
   private misses = 0;
   /** Where the next drop starts (a series number). */
-  private hand = 0;
 
   constructor(maxBytes: number, metricWidth = 3) {
     this.maxBytes = Math.max(1, maxBytes);
@@ -210,7 +209,6 @@ export class LastValues {
     this.keys.clear();
     this.bigs.clear();
     this.metricsForgotten.clear();
-    this.hand = 0;
     this.cleared = ++this.stamp;
   }
 
@@ -267,14 +265,8 @@ export class LastValues {
   }
 
   private dropEighth(): void {
-    let goal = Math.max(1, Math.ceil(this.keys.size / 8));
-    const hi = this.keys.highWater;
-    for (let i = 0; goal > 0 && i < hi; i++) {
-      const n = (this.hand + i) % hi;
-      if (!this.keys.has(n)) continue;
-      this.remove(n);
-      goal--;
-      this.hand = n + 1;
-    }
+    this.keys.removeEighth((n) => {
+      if (this.bigs.size > 0) this.bigs.delete(n);
+    });
   }
 }

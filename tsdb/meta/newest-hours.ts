@@ -49,7 +49,6 @@ export class NewestHours {
   private epoch = 0;
   private suspended = false;
   /** Where the next drop starts (a series number). */
-  private hand = 0;
 
   constructor(writesInFlight: () => boolean, maxBytes = NEWEST_HOURS_MAX_BYTES) {
     this.writesInFlight = writesInFlight;
@@ -169,16 +168,9 @@ export class NewestHours {
   }
 
   private dropEighth(): void {
-    let goal = Math.max(1, Math.ceil(this.keys.size / 8));
-    const hi = this.keys.highWater;
-    for (let i = 0; goal > 0 && i < hi; i++) {
-      const n = (this.hand + i) % hi;
-      if (!this.keys.has(n)) continue;
-      this.keys.remove(n);
+    this.keys.removeEighth((n) => {
       this.hours[n] = 0;
-      goal--;
-      this.hand = n + 1;
-    }
+    });
     this.epoch++;
     this.suspended = true;
   }

@@ -124,4 +124,24 @@ describe('key table', () => {
     expect(t.size).toBe(0);
     expect(t.find(keyOf(1), 0, keyOf(1).length)).toBe(-1);
   });
+
+  it('removes an eighth at a time, going round the numbers, telling the owner each one', () => {
+    const t = new KeyTable();
+    const bytes = (i: number): Uint8Array => Uint8Array.of(i, i >> 8, 7);
+    for (let i = 0; i < 20; i++) t.add(bytes(i), 0, 3);
+    const told: number[] = [];
+    t.removeEighth((n) => {
+      expect(t.has(n), 'told before the removal').toBe(true);
+      told.push(n);
+    });
+    expect(told).toEqual([0, 1, 2]); // ceil(20 / 8)
+    // Three new keys take the freed numbers; the hand goes on past them.
+    const fresh = [100, 101, 102].map((i) => t.add(bytes(i), 0, 3));
+    expect(fresh.sort()).toEqual([0, 1, 2]);
+    t.removeEighth((n) => told.push(n));
+    expect(told).toEqual([0, 1, 2, 3, 4, 5]);
+    expect(t.size).toBe(17);
+    for (const i of [3, 4, 5]) expect(t.find(bytes(i), 0, 3)).toBe(-1);
+    for (const i of [100, 101, 102, 6]) expect(t.find(bytes(i), 0, 3)).toBeGreaterThanOrEqual(0);
+  });
 });
